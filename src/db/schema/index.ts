@@ -1,0 +1,4 @@
+export * from "./credentials";
+export * from "./events";
+export * from "./jobs";
+export * from "./settings";

@@ -1,0 +1,454 @@
+import { DurableObject } from "cloudflare:workers";
+import { z } from "zod";
+import { getDb } from "../db/client";
+import type { JobStatus } from "../db/schema";
+import type { Env } from "../env";
+import { loadClock } from "../lib/clock";
+import { newId } from "../lib/ids";
+import { afterFailure, afterLeaseExpired, checkFinish } from "../jobs/lease-policy";
+import { recordInboxNotices, type InboxNotice } from "../jobs/outcomes";
+import { jobError, jobResult, RUNTIMES } from "../jobs/payloads";
+import { dispatchMessage } from "../queues/dispatch-message";
+
+/**
+ * The fleet's lease queue. Every state change is a synchronous `ctx.storage.sql` block with no
+ * `await` inside, so under the input gate it is atomic: two runners can never lease one job.
+ * Changes are mirrored to D1 (the `jobs` row and the events feed) through an outbox, delivered
+ * after the change and retried by the alarm, so a D1 hiccup delays the trail but never loses it.
+ */
+export class RunnerInbox extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private readonly waiters = new Set<() => void>();
+  private flushing: Promise<void> | null = null;
+  private flushAgain = false;
+  /** The latest test-clock offset a caller gave us; maps clock-time expiries onto real alarms. */
+  private offsetMs = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`
+      CREATE TABLE IF NOT EXISTS jobs (
+        job_id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        runtime TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempt INTEGER NOT NULL DEFAULT 0,
+        max_attempts INTEGER NOT NULL,
+        lease_id TEXT,
+        lease_expires_at INTEGER,
+        leased_by TEXT,
+        result TEXT,
+        error TEXT,
+        enqueued_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS jobs_ready ON jobs(status, runtime, enqueued_at);
+      CREATE INDEX IF NOT EXISTS jobs_leases ON jobs(status, lease_expires_at);
+      CREATE TABLE IF NOT EXISTS outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        notice TEXT NOT NULL
+      );
+    `);
+  }
+
+  async enqueue(input: EnqueueInput): Promise<{ accepted: boolean }> {
+    const { message, maxAttempts, now } = enqueueInput.parse(input);
+    this.observe(now);
+    const inserted = this.sql
+      .exec(
+        `INSERT INTO jobs (job_id, kind, runtime, payload, owner, status, attempt, max_attempts, enqueued_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?) ON CONFLICT(job_id) DO NOTHING RETURNING job_id`,
+        message.job_id,
+        message.kind,
+        message.payload.runtime,
+        JSON.stringify(message.payload),
+        JSON.stringify(message.owner),
+        maxAttempts,
+        now,
+        now,
+      )
+      .toArray();
+    if (inserted.length > 0) this.wakeWaiters();
+    return { accepted: inserted.length > 0 };
+  }
+
+  /**
+   * Long-poll: claims up to `capacity` jobs, waiting up to `waitMs` (real time, not the test
+   * clock: it bounds an HTTP request) for work to arrive.
+   */
+  async lease(input: LeaseInput): Promise<LeasedJob[]> {
+    const req = leaseInput.parse(input);
+    const deadline = Date.now() + req.waitMs;
+    const offsetMs = this.observe(req.now);
+    for (;;) {
+      const now = Date.now() + offsetMs;
+      this.expireLeases(now);
+      const claimed = this.claim(req, now);
+      if (claimed.length > 0 || Date.now() >= deadline) {
+        this.afterChange();
+        return claimed;
+      }
+      await this.waitForWork(deadline - Date.now());
+    }
+  }
+
+  async extend(input: ExtendInput): Promise<{ ok: true; lease_expires_at: string } | { ok: false; reason: "not_found" | "stale_lease" }> {
+    const req = extendInput.parse(input);
+    const now = req.now;
+    this.observe(now);
+    this.expireLeases(now);
+    const expiresAt = now + req.extendMs;
+    const row = this.sql
+      .exec<{ job_id: string }>(
+        `UPDATE jobs SET lease_expires_at = ?, updated_at = ? WHERE job_id = ? AND lease_id = ? AND status = 'leased' RETURNING job_id`,
+        expiresAt,
+        now,
+        req.jobId,
+        req.leaseId,
+      )
+      .toArray();
+    this.afterChange();
+    if (row.length > 0) return { ok: true, lease_expires_at: new Date(expiresAt).toISOString() };
+    return { ok: false, reason: this.findRow(req.jobId) ? "stale_lease" : "not_found" };
+  }
+
+  async complete(input: CompleteInput): Promise<FinishOutcome> {
+    const req = completeInput.parse(input);
+    const now = req.now;
+    this.observe(now);
+    this.expireLeases(now);
+    const job = this.findRow(req.jobId);
+    if (!job) return { ok: false, reason: "not_found" };
+    const check = checkFinish(rowLease(job), req.leaseId, "completed");
+    if (check === "stale") return { ok: false, reason: "stale_lease", status: job.status };
+    if (check === "duplicate") return { ok: true, duplicate: true, status: job.status };
+    this.sql.exec(
+      `UPDATE jobs SET status = 'completed', result = ?, error = NULL, lease_expires_at = NULL, updated_at = ? WHERE job_id = ?`,
+      JSON.stringify(req.result),
+      now,
+      req.jobId,
+    );
+    this.notice(job, { type: "job.completed", status: "completed", at: now, result: req.result });
+    await this.afterChangeAndFlush();
+    return { ok: true, duplicate: false, status: "completed" };
+  }
+
+  async fail(input: FailInput): Promise<FinishOutcome> {
+    const req = failInput.parse(input);
+    const now = req.now;
+    this.observe(now);
+    this.expireLeases(now);
+    const job = this.findRow(req.jobId);
+    if (!job) return { ok: false, reason: "not_found" };
+    const decision = afterFailure(job.attempt, job.max_attempts, req.retryable);
+    // A retried failure leaves the job queued again; repeating it under the same lease is a no-op.
+    const alreadyApplied = job.status !== "leased" && job.error !== null && job.lease_id === req.leaseId;
+    const check = alreadyApplied ? "duplicate" : checkFinish(rowLease(job), req.leaseId, decision.status);
+    if (check === "stale") return { ok: false, reason: "stale_lease", status: job.status };
+    if (check === "duplicate") return { ok: true, duplicate: true, status: job.status };
+    this.sql.exec(
+      `UPDATE jobs SET status = ?, error = ?, lease_expires_at = NULL, updated_at = ? WHERE job_id = ?`,
+      decision.status,
+      JSON.stringify(req.error),
+      now,
+      req.jobId,
+    );
+    const type = decision.status === "queued" ? "job.requeued" : decision.status === "dead" ? "job.dead" : "job.failed";
+    this.notice(job, { type, status: decision.status, at: now, error: req.error, reason: decision.reason });
+    if (decision.status === "queued") this.wakeWaiters();
+    await this.afterChangeAndFlush();
+    return { ok: true, duplicate: false, status: decision.status };
+  }
+
+  /** The `leases` tick: lapse expired leases and deliver anything still in the outbox. */
+  async sweep(input: { now: number }): Promise<{ requeued: number; dead: number; pending_notices: number }> {
+    const { now } = z.object({ now: z.number().int() }).parse(input);
+    this.observe(now);
+    const lapsed = this.expireLeases(now);
+    await this.afterChangeAndFlush();
+    const pending = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM outbox`).one().n;
+    return { ...lapsed, pending_notices: pending };
+  }
+
+  async get(jobId: string): Promise<InboxJobView | null> {
+    const row = this.findRow(z.string().parse(jobId));
+    return row ? toView(row) : null;
+  }
+
+  override async alarm(): Promise<void> {
+    const clock = await loadClock(this.env);
+    this.offsetMs = clock.offsetMs;
+    this.expireLeases(clock.nowMs());
+    await this.afterChangeAndFlush();
+  }
+
+  // --- internals: everything below up to flush() is synchronous on purpose (atomicity) ---
+
+  /**
+   * Callers pass `now` from their Clock (the test clock outside production); remembering its
+   * distance from real time lets expiries in clock time be mapped onto a real alarm.
+   */
+  private observe(now: number): number {
+    this.offsetMs = now - Date.now();
+    return this.offsetMs;
+  }
+
+  private claim(req: z.infer<typeof leaseInput>, now: number): LeasedJob[] {
+    const placeholders = req.runtimes.map(() => "?").join(", ");
+    const ready = this.sql
+      .exec<{ job_id: string }>(
+        `SELECT job_id FROM jobs WHERE status = 'queued' AND runtime IN (${placeholders}) ORDER BY enqueued_at, job_id LIMIT ?`,
+        ...req.runtimes,
+        req.capacity,
+      )
+      .toArray();
+    const leased: LeasedJob[] = [];
+    for (const { job_id } of ready) {
+      const leaseId = newId("lease");
+      const expiresAt = now + req.visibilityMs;
+      const row = this.sql
+        .exec<JobRow>(
+          `UPDATE jobs SET status = 'leased', attempt = attempt + 1, lease_id = ?, lease_expires_at = ?, leased_by = ?, updated_at = ?
+           WHERE job_id = ? AND status = 'queued' RETURNING *`,
+          leaseId,
+          expiresAt,
+          req.runnerId,
+          now,
+          job_id,
+        )
+        .toArray()[0];
+      if (!row) continue;
+      this.notice(row, { type: "job.leased", status: "leased", at: now });
+      leased.push({
+        job_id: row.job_id,
+        lease_id: leaseId,
+        lease_expires_at: new Date(expiresAt).toISOString(),
+        kind: row.kind,
+        attempt: row.attempt,
+        payload: JSON.parse(row.payload) as Record<string, unknown>,
+      });
+    }
+    return leased;
+  }
+
+  private expireLeases(now: number): { requeued: number; dead: number } {
+    const lapsed = this.sql
+      .exec<JobRow>(`SELECT * FROM jobs WHERE status = 'leased' AND lease_expires_at <= ?`, now)
+      .toArray();
+    let requeued = 0;
+    let dead = 0;
+    for (const job of lapsed) {
+      const decision = afterLeaseExpired(job.attempt, job.max_attempts);
+      const error = decision.status === "dead" ? { code: "lease_expired", message: `lease expired on attempt ${job.attempt} of ${job.max_attempts}` } : null;
+      // lease_id is kept: the lapsed holder may still finish the job until someone re-leases it.
+      this.sql.exec(
+        `UPDATE jobs SET status = ?, lease_expires_at = NULL, error = COALESCE(?, error), updated_at = ? WHERE job_id = ?`,
+        decision.status,
+        error ? JSON.stringify(error) : null,
+        now,
+        job.job_id,
+      );
+      this.notice(job, {
+        type: decision.status === "dead" ? "job.dead" : "job.requeued",
+        status: decision.status,
+        at: now,
+        reason: decision.reason,
+        ...(error ? { error } : {}),
+      });
+      if (decision.status === "dead") dead++;
+      else requeued++;
+    }
+    if (requeued > 0) this.wakeWaiters();
+    return { requeued, dead };
+  }
+
+  private notice(job: JobRow, change: Omit<InboxNotice, "job_id" | "kind" | "owner" | "attempt" | "leased_by" | "at"> & { at: number; attempt?: number }) {
+    const fresh = this.findRow(job.job_id) ?? job;
+    const notice: InboxNotice = {
+      job_id: job.job_id,
+      kind: job.kind,
+      owner: JSON.parse(job.owner) as InboxNotice["owner"],
+      attempt: fresh.attempt,
+      leased_by: fresh.leased_by,
+      ...change,
+      at: new Date(change.at).toISOString(),
+    };
+    this.sql.exec(`INSERT INTO outbox (notice) VALUES (?)`, JSON.stringify(notice));
+  }
+
+  private findRow(jobId: string): JobRow | undefined {
+    return this.sql.exec<JobRow>(`SELECT * FROM jobs WHERE job_id = ?`, jobId).toArray()[0];
+  }
+
+  private wakeWaiters() {
+    for (const wake of this.waiters) wake();
+    this.waiters.clear();
+  }
+
+  private waitForWork(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(0, ms));
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.waiters.add(done);
+    });
+  }
+
+  private afterChange() {
+    this.scheduleAlarm();
+    if (this.hasOutbox()) void this.flush();
+  }
+
+  private async afterChangeAndFlush() {
+    this.scheduleAlarm();
+    await this.flush();
+  }
+
+  private hasOutbox(): boolean {
+    return this.sql.exec(`SELECT 1 FROM outbox LIMIT 1`).toArray().length > 0;
+  }
+
+  /** One alarm: the earliest lease expiry (in real time) or a retry of undelivered notices. */
+  private scheduleAlarm() {
+    const next = this.sql.exec<{ m: number | null }>(`SELECT MIN(lease_expires_at) AS m FROM jobs WHERE status = 'leased'`).one().m;
+    const candidates: number[] = [];
+    if (next !== null) candidates.push(next - this.offsetMs);
+    if (this.hasOutbox()) candidates.push(Date.now() + OUTBOX_RETRY_MS);
+    if (candidates.length === 0) void this.ctx.storage.deleteAlarm();
+    else void this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
+  }
+
+  /** Single-flight, in seq order, so D1 sees the changes in the order they happened. */
+  private flush(): Promise<void> {
+    if (this.flushing) {
+      this.flushAgain = true;
+      return this.flushing;
+    }
+    this.flushing = (async () => {
+      try {
+        do {
+          this.flushAgain = false;
+          for (;;) {
+            const rows = this.sql.exec<{ seq: number; notice: string }>(`SELECT seq, notice FROM outbox ORDER BY seq LIMIT 50`).toArray();
+            if (rows.length === 0) break;
+            const notices = rows.map((r) => ({ seq: r.seq, notice: JSON.parse(r.notice) as InboxNotice }));
+            await recordInboxNotices(getDb(this.env.DB), this.ctx.id.toString(), notices);
+            this.sql.exec(`DELETE FROM outbox WHERE seq <= ?`, rows[rows.length - 1]!.seq);
+          }
+        } while (this.flushAgain);
+      } catch (err) {
+        // Left in the outbox; the alarm retries. The lease state itself is already safe.
+        console.error("runner-inbox: outbox delivery failed", err);
+      } finally {
+        this.flushing = null;
+        this.scheduleAlarm();
+      }
+    })();
+    return this.flushing;
+  }
+}
+
+const OUTBOX_RETRY_MS = 5_000;
+
+const enqueueInput = z.object({
+  message: dispatchMessage,
+  maxAttempts: z.number().int().min(1).max(10),
+  now: z.number().int(),
+});
+export type EnqueueInput = z.input<typeof enqueueInput>;
+
+const leaseInput = z.object({
+  runnerId: z.string().min(1),
+  capacity: z.number().int().min(1).max(100),
+  runtimes: z.array(z.enum(RUNTIMES)).min(1),
+  waitMs: z.number().int().min(0).max(25_000),
+  visibilityMs: z.number().int().min(1_000),
+  now: z.number().int(),
+});
+export type LeaseInput = z.input<typeof leaseInput>;
+
+const extendInput = z.object({
+  jobId: z.string(),
+  leaseId: z.string(),
+  extendMs: z.number().int().min(1_000).max(3_600_000),
+  now: z.number().int(),
+});
+export type ExtendInput = z.input<typeof extendInput>;
+
+const completeInput = z.object({ jobId: z.string(), leaseId: z.string(), result: jobResult, now: z.number().int() });
+export type CompleteInput = z.input<typeof completeInput>;
+
+const failInput = z.object({
+  jobId: z.string(),
+  leaseId: z.string(),
+  error: jobError,
+  retryable: z.boolean(),
+  now: z.number().int(),
+});
+export type FailInput = z.input<typeof failInput>;
+
+export type FinishOutcome =
+  | { ok: true; duplicate: boolean; status: JobStatus }
+  | { ok: false; reason: "not_found" }
+  | { ok: false; reason: "stale_lease"; status: JobStatus };
+
+export interface LeasedJob {
+  job_id: string;
+  lease_id: string;
+  lease_expires_at: string;
+  kind: string;
+  attempt: number;
+  payload: Record<string, unknown>;
+}
+
+export interface InboxJobView {
+  job_id: string;
+  kind: string;
+  status: JobStatus;
+  attempt: number;
+  lease_expires_at: string | null;
+  leased_by: string | null;
+}
+
+interface JobRow extends Record<string, SqlStorageValue> {
+  job_id: string;
+  kind: string;
+  runtime: string;
+  payload: string;
+  owner: string;
+  status: JobStatus;
+  attempt: number;
+  max_attempts: number;
+  lease_id: string | null;
+  lease_expires_at: number | null;
+  leased_by: string | null;
+  result: string | null;
+  error: string | null;
+  enqueued_at: number;
+  updated_at: number;
+}
+
+function rowLease(row: JobRow) {
+  return { status: row.status, leaseId: row.lease_id };
+}
+
+function toView(row: JobRow): InboxJobView {
+  return {
+    job_id: row.job_id,
+    kind: row.kind,
+    status: row.status,
+    attempt: row.attempt,
+    lease_expires_at: row.lease_expires_at === null ? null : new Date(row.lease_expires_at).toISOString(),
+    leased_by: row.leased_by,
+  };
+}
+
+/** The only way to reach an inbox; the fleet shares one unless a caller shards by name. */
+export function getRunnerInbox(env: Pick<Env, "RUNNER_INBOX">, name = "fleet") {
+  return env.RUNNER_INBOX.getByName(name);
+}

@@ -1,0 +1,19 @@
+import type { RunnerInbox } from "./durable-objects/runner-inbox";
+import type { DispatchMessage } from "./queues/dispatch-message";
+
+// Bindings declared in wrangler.toml. Declared on Cloudflare.Env so `env` from
+// "cloudflare:workers" (tests, Durable Objects) is typed the same way.
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      DB: D1Database;
+      RUNNER_INBOX: DurableObjectNamespace<RunnerInbox>;
+      DISPATCH: Queue<DispatchMessage>;
+      ENVIRONMENT: "development" | "test" | "production";
+      ADMIN_TOKEN?: string;
+      VERSION?: string;
+    }
+  }
+}
+
+export type Env = Cloudflare.Env;

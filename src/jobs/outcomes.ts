@@ -1,0 +1,71 @@
+import { eq } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Db } from "../db/client";
+import { jobs, type JobStatus } from "../db/schema";
+import { appendEvent } from "../lib/events";
+import type { JobError, JobOwner } from "./payloads";
+
+export const JOB_EVENT_TYPES = ["job.queued", "job.leased", "job.requeued", "job.completed", "job.failed", "job.dead"] as const;
+export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
+
+/** One change of a job inside the RunnerInbox, as carried by its outbox to D1. */
+export interface InboxNotice {
+  job_id: string;
+  kind: string;
+  owner: JobOwner;
+  type: Exclude<JobEventType, "job.queued">;
+  status: JobStatus;
+  attempt: number;
+  leased_by: string | null;
+  at: string;
+  reason?: string;
+  error?: JobError;
+  result?: Record<string, unknown>;
+}
+
+const TERMINAL: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);
+
+/**
+ * Applies inbox notices to the `jobs` row and the events feed in one atomic batch. Re-delivery
+ * is harmless: the row converges to the last notice and each event is keyed by its outbox seq.
+ */
+export async function recordInboxNotices(db: Db, inboxId: string, notices: { seq: number; notice: InboxNotice }[]) {
+  const statements: BatchItem<"sqlite">[] = [];
+  for (const { seq, notice } of notices) {
+    statements.push(
+      db
+        .update(jobs)
+        .set({
+          status: notice.status,
+          attempt: notice.attempt,
+          leasedBy: notice.leased_by,
+          ...(notice.result !== undefined ? { result: notice.result } : {}),
+          ...(notice.error !== undefined ? { error: notice.error } : {}),
+          updatedAt: notice.at,
+          finishedAt: TERMINAL.has(notice.status) ? notice.at : null,
+        })
+        .where(eq(jobs.id, notice.job_id)),
+      appendEvent(
+        db,
+        {
+          type: notice.type,
+          subject: notice.job_id,
+          payload: {
+            job_id: notice.job_id,
+            kind: notice.kind,
+            owner: notice.owner,
+            status: notice.status,
+            attempt: notice.attempt,
+            ...(notice.leased_by ? { leased_by: notice.leased_by } : {}),
+            ...(notice.reason ? { reason: notice.reason } : {}),
+            ...(notice.error ? { error: notice.error } : {}),
+          },
+          dedupeKey: `inbox:${inboxId}:${seq}`,
+        },
+        new Date(notice.at),
+      ),
+    );
+  }
+  if (statements.length === 0) return;
+  await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+}

@@ -1,0 +1,32 @@
+import { z } from "zod";
+
+export const RUNTIMES = ["offline", "claude", "codex", "antigravity", "grok"] as const;
+export type Runtime = (typeof RUNTIMES)[number];
+
+export const JOB_KINDS = ["utility"] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+
+/** `utility`: run one runtime with one prompt and return its final text. */
+export const utilityPayload = z.object({
+  runtime: z.enum(RUNTIMES),
+  prompt: z.string().min(1).max(100_000),
+  model: z.string().min(1).max(200).optional(),
+  timeout_ms: z.number().int().min(1_000).max(3_600_000).default(600_000),
+});
+export type UtilityPayload = z.infer<typeof utilityPayload>;
+
+/** Who is told when a job completes or dies. */
+export const jobOwner = z.object({
+  kind: z.enum(["admin"]),
+  id: z.string().min(1).max(200),
+});
+export type JobOwner = z.infer<typeof jobOwner>;
+
+export const jobError = z.object({
+  code: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "a lower_snake_case token"),
+  message: z.string().max(4_000),
+});
+export type JobError = z.infer<typeof jobError>;
+
+/** What a runner reports for a finished job; usage appears only when the CLI measured it. */
+export const jobResult = z.record(z.string(), z.unknown());

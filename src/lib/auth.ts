@@ -1,0 +1,79 @@
+import type { MiddlewareHandler } from "hono";
+import { getDb } from "../db/client";
+import { OPERATOR_ROLES, type OperatorRole } from "../db/schema";
+import type { Env } from "../env";
+import type { Clock } from "./clock";
+import { matchesHash, secretsEqual } from "./crypto";
+import { findCredential, splitToken } from "./credentials";
+import { AppError } from "./errors";
+
+export type Principal =
+  | { kind: "operator"; id: string; name: string; role: OperatorRole }
+  | { kind: "runner"; id: string; name: string }
+  | { kind: "node"; id: string; name: string; nodeId: string }
+  | { kind: "member"; id: string; name: string; scope: string };
+
+export type AuthVariables = { principal: Principal };
+
+/** Which token kinds an endpoint accepts; `operator` names the lowest role let in. */
+export interface AuthRule {
+  operator?: OperatorRole;
+  runner?: true;
+  node?: true;
+  member?: true;
+}
+
+const BOOTSTRAP_ADMIN: Principal = { kind: "operator", id: "bootstrap-admin", name: "ADMIN_TOKEN", role: "admin" };
+
+export function roleAtLeast(role: OperatorRole, required: OperatorRole): boolean {
+  return OPERATOR_ROLES.indexOf(role) >= OPERATOR_ROLES.indexOf(required);
+}
+
+/** Resolves a bearer token to a principal, or null when it is not a live token of ours. */
+export async function authenticate(env: Env, token: string, now: Date): Promise<Principal | null> {
+  if (env.ADMIN_TOKEN && (await secretsEqual(token, env.ADMIN_TOKEN))) return BOOTSTRAP_ADMIN;
+  const parts = splitToken(token);
+  if (!parts) return null;
+  const row = await findCredential(getDb(env.DB), parts.id);
+  if (!row || !(await matchesHash(parts.secret, row.secretHash))) return null;
+  if (row.revokedAt) return null;
+  if (row.expiresAt && row.expiresAt <= now.toISOString()) return null;
+  switch (row.kind) {
+    case "operator":
+      return { kind: "operator", id: row.id, name: row.name, role: row.role ?? "viewer" };
+    case "runner":
+      return { kind: "runner", id: row.id, name: row.name };
+    case "node":
+      return { kind: "node", id: row.id, name: row.name, nodeId: row.subject ?? "" };
+    case "member":
+      return { kind: "member", id: row.id, name: row.name, scope: row.subject ?? "" };
+  }
+}
+
+export function permits(rule: AuthRule, principal: Principal): boolean {
+  switch (principal.kind) {
+    case "operator":
+      return rule.operator !== undefined && roleAtLeast(principal.role, rule.operator);
+    case "runner":
+      return rule.runner === true;
+    case "node":
+      return rule.node === true;
+    case "member":
+      return rule.member === true;
+  }
+}
+
+export function requireAuth(rule: AuthRule): MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables & { clock: Clock } }> {
+  return async function requireAuth(c, next) {
+    const header = c.req.header("authorization") ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new AppError("unauthorized", "A bearer token is required");
+    const principal = await authenticate(c.env, match[1]!, c.var.clock.now());
+    if (!principal) throw new AppError("unauthorized", "The bearer token is not valid");
+    if (!permits(rule, principal)) {
+      throw new AppError("forbidden", `This ${principal.kind === "operator" ? `${principal.role} token` : `${principal.kind} token`} may not do this`);
+    }
+    c.set("principal", principal);
+    await next();
+  };
+}

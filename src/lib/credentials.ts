@@ -1,0 +1,45 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { credentials, type CredentialKind, type OperatorRole } from "../db/schema";
+import { sha256Hex } from "./crypto";
+import { newId, randomHex } from "./ids";
+
+const ID_PREFIX: Record<CredentialKind, string> = { operator: "op", runner: "rnr", node: "ncred", member: "mbr" };
+
+export interface CredentialSpec {
+  kind: CredentialKind;
+  name: string;
+  role?: OperatorRole;
+  subject?: string;
+  expiresAt?: Date;
+}
+
+/**
+ * Mints `<id>.<secret>`; only the secret's SHA-256 is stored, so the token is shown once.
+ * Returns the insert un-executed for the caller's batch.
+ */
+export async function mintCredential(db: Db, spec: CredentialSpec, now: Date) {
+  const id = newId(ID_PREFIX[spec.kind]);
+  const secret = randomHex(32);
+  const insert = db.insert(credentials).values({
+    id,
+    kind: spec.kind,
+    name: spec.name,
+    role: spec.role ?? null,
+    subject: spec.subject ?? null,
+    secretHash: await sha256Hex(secret),
+    createdAt: now.toISOString(),
+    expiresAt: spec.expiresAt?.toISOString() ?? null,
+  });
+  return { id, token: `${id}.${secret}`, insert };
+}
+
+export function findCredential(db: Db, id: string) {
+  return db.select().from(credentials).where(eq(credentials.id, id)).get();
+}
+
+/** A token is `<credential id>.<secret>`; anything else is not one of ours. */
+export function splitToken(token: string): { id: string; secret: string } | null {
+  const match = /^([a-z]+_[0-9a-f]{16})\.([0-9a-f]{64})$/.exec(token);
+  return match ? { id: match[1]!, secret: match[2]! } : null;
+}

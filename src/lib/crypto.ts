@@ -1,0 +1,27 @@
+const encoder = new TextEncoder();
+
+export async function sha256Hex(value: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(value));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Constant-time equality of two secrets. Both sides are hashed first so the comparison always
+ * runs over 32 bytes, whatever the inputs' lengths (timingSafeEqual throws on a length mismatch).
+ */
+export async function secretsEqual(a: string, b: string): Promise<boolean> {
+  const [ha, hb] = await Promise.all([
+    crypto.subtle.digest("SHA-256", encoder.encode(a)),
+    crypto.subtle.digest("SHA-256", encoder.encode(b)),
+  ]);
+  return crypto.subtle.timingSafeEqual(ha, hb);
+}
+
+/** Compares a stored hex SHA-256 with the hash of a presented secret, in constant time. */
+export async function matchesHash(secret: string, storedHashHex: string): Promise<boolean> {
+  const presented = await sha256Hex(secret);
+  const a = encoder.encode(presented);
+  const b = encoder.encode(storedHashHex);
+  if (a.byteLength !== b.byteLength) return false;
+  return crypto.subtle.timingSafeEqual(a, b);
+}

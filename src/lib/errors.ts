@@ -1,0 +1,119 @@
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** Stable machine-readable error codes; clients branch on these, never on `detail`. */
+export const ERROR_CODES = [
+  "validation_failed",
+  "malformed_request",
+  "unauthorized",
+  "forbidden",
+  "not_found",
+  "conflict",
+  "rate_limited",
+  "security_scan",
+  "prescreen_rejected",
+  "not_eligible",
+  "wrong_phase",
+  "stale_lease",
+  "unavailable",
+  "internal_error",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
+  validation_failed: 422,
+  malformed_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  rate_limited: 429,
+  security_scan: 403,
+  prescreen_rejected: 422,
+  not_eligible: 403,
+  wrong_phase: 409,
+  stale_lease: 409,
+  unavailable: 503,
+  internal_error: 500,
+};
+
+const titles: Record<ErrorCode, string> = {
+  validation_failed: "Validation failed",
+  malformed_request: "Malformed request",
+  unauthorized: "Unauthorized",
+  forbidden: "Forbidden",
+  not_found: "Not found",
+  conflict: "Conflict",
+  rate_limited: "Too many requests",
+  security_scan: "Rejected by security scan",
+  prescreen_rejected: "Rejected by prescreen",
+  not_eligible: "Not eligible",
+  wrong_phase: "Wrong phase",
+  stale_lease: "Stale lease",
+  unavailable: "Service unavailable",
+  internal_error: "Internal error",
+};
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  errors?: FieldError[];
+  request_id?: string;
+  [extra: string]: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: ContentfulStatusCode;
+  readonly detail: string;
+  readonly errors?: FieldError[];
+  readonly extra?: Record<string, unknown>;
+  /** Logged, never sent to the client. */
+  readonly internalMessage?: string;
+
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    options: { errors?: FieldError[]; extra?: Record<string, unknown>; cause?: unknown; internalMessage?: string } = {},
+  ) {
+    super(detail, { cause: options.cause });
+    this.name = "AppError";
+    this.code = code;
+    this.status = codeToStatus[code];
+    this.detail = detail;
+    this.errors = options.errors;
+    this.extra = options.extra;
+    this.internalMessage = options.internalMessage;
+  }
+
+  toProblem(requestId?: string): Problem {
+    return {
+      ...this.extra,
+      type: `https://crewplane.dev/problems/${this.code}`,
+      title: titles[this.code],
+      status: this.status,
+      detail: this.detail,
+      code: this.code,
+      ...(this.errors ? { errors: this.errors } : {}),
+      ...(requestId ? { request_id: requestId } : {}),
+    };
+  }
+}
+
+export function statusOf(code: ErrorCode): ContentfulStatusCode {
+  return codeToStatus[code];
+}
+
+/** zod issues → `errors[]`, paths dotted (`acceptance_criteria.0`), root as "". */
+export function fieldErrorsFromIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): FieldError[] {
+  return issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }));
+}
+
+export const notFound = (what: string) => new AppError("not_found", `${what} not found`);

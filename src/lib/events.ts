@@ -1,0 +1,69 @@
+import { and, asc, eq, gt, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { events } from "../db/schema";
+
+export interface NewEvent {
+  type: string;
+  subject?: string | null;
+  payload?: Record<string, unknown>;
+  /** Makes the append idempotent for producers that may deliver twice. */
+  dedupeKey?: string;
+}
+
+/**
+ * Returns the insert un-executed so callers put it in the same `db.batch([...])` as the state
+ * change it records: the change and its trail land together or not at all.
+ */
+export function appendEvent(db: Db, event: NewEvent, at: Date) {
+  return db
+    .insert(events)
+    .values({
+      type: event.type,
+      subject: event.subject ?? null,
+      payload: event.payload ?? {},
+      createdAt: at.toISOString(),
+      dedupeKey: event.dedupeKey ?? null,
+    })
+    .onConflictDoNothing({ target: events.dedupeKey });
+}
+
+export interface EventQuery {
+  typePrefix?: string;
+  subject?: string;
+  after?: number;
+  limit: number;
+}
+
+export interface EventView {
+  id: string;
+  type: string;
+  subject: string | null;
+  payload: Record<string, unknown>;
+  created_at: string;
+}
+
+/** Oldest first, so a consumer can tail the feed by passing back `next_cursor`. */
+export async function listEvents(db: Db, q: EventQuery): Promise<{ events: EventView[]; next_cursor: string | null }> {
+  const conditions = [];
+  if (q.typePrefix) conditions.push(sql`substr(${events.type}, 1, ${q.typePrefix.length}) = ${q.typePrefix}`);
+  if (q.subject) conditions.push(eq(events.subject, q.subject));
+  if (q.after !== undefined) conditions.push(gt(events.id, q.after));
+  const rows = await db
+    .select()
+    .from(events)
+    .where(and(...conditions))
+    .orderBy(asc(events.id))
+    .limit(q.limit + 1);
+  const page = rows.slice(0, q.limit);
+  const hasMore = rows.length > q.limit;
+  return {
+    events: page.map((r) => ({
+      id: String(r.id),
+      type: r.type,
+      subject: r.subject,
+      payload: r.payload,
+      created_at: r.createdAt,
+    })),
+    next_cursor: hasMore ? String(page[page.length - 1]!.id) : null,
+  };
+}

@@ -1,0 +1,14 @@
+import { z } from "zod";
+import { jobOwner, utilityPayload } from "../jobs/payloads";
+
+/** A message on the `dispatch` queue: one job to put into the runner inbox. */
+export const dispatchMessage = z.discriminatedUnion("kind", [
+  z.object({
+    job_id: z.string().regex(/^job_[0-9a-f]{16}$/),
+    kind: z.literal("utility"),
+    payload: utilityPayload,
+    owner: jobOwner,
+    enqueued_at: z.iso.datetime(),
+  }),
+]);
+export type DispatchMessage = z.infer<typeof dispatchMessage>;

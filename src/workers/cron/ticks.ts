@@ -1,0 +1,20 @@
+import type { Env } from "../../env";
+import { leasesTick } from "./leases";
+import { CRONS, type CronExpression } from "./schedule";
+
+/** Every tick name of the API; features register theirs below as they land. */
+export const TICK_NAMES = ["council", "topology", "approvals", "leases", "evolution", "projects"] as const;
+export type TickName = (typeof TICK_NAMES)[number];
+
+export interface Tick {
+  cron: CronExpression;
+  run(env: Env, now: Date): Promise<Record<string, unknown>>;
+}
+
+export const TICKS: Partial<Record<TickName, Tick>> = {
+  leases: { cron: CRONS.everyMinute, run: leasesTick },
+};
+
+export function ticksFor(cron: string): [TickName, Tick][] {
+  return (Object.entries(TICKS) as [TickName, Tick][]).filter(([, tick]) => tick.cron === cron);
+}

@@ -1,0 +1,35 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { getDb } from "../../../db/client";
+import { requireAuth } from "../../../lib/auth";
+import { notFound } from "../../../lib/errors";
+import { validate } from "../../../lib/validation";
+import { utilityPayload } from "../../../jobs/payloads";
+import { findJob, submitJob } from "../../../jobs/submit";
+import type { AppEnv } from "../../app-env";
+
+/** Diagnostics: run one prompt on the runner fleet and read back what happened. */
+const diagnosticJob = utilityPayload.extend({ kind: z.literal("utility") }).strict();
+
+export const jobsRoutes = new Hono<AppEnv>()
+  .post("/", requireAuth({ operator: "admin" }), validate("json", diagnosticJob), async (c) => {
+    const { kind, ...payload } = c.req.valid("json");
+    const { job_id } = await submitJob(c.env, getDb(c.env.DB), { kind, payload, owner: { kind: "admin", id: c.var.principal.id } }, c.var.clock.now());
+    return c.json({ job_id }, 202);
+  })
+  .get("/:id", requireAuth({ operator: "admin" }), validate("param", z.object({ id: z.string().min(1).max(64) })), async (c) => {
+    const job = await findJob(getDb(c.env.DB), c.req.valid("param").id);
+    if (!job) throw notFound("job");
+    return c.json({
+      job_id: job.id,
+      kind: job.kind,
+      runtime: job.runtime,
+      status: job.status,
+      attempt: job.attempt,
+      ...(job.result ? { result: job.result } : {}),
+      ...(job.error ? { error: job.error } : {}),
+      created_at: job.createdAt,
+      updated_at: job.updatedAt,
+      ...(job.finishedAt ? { finished_at: job.finishedAt } : {}),
+    });
+  });

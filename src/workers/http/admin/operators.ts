@@ -1,0 +1,23 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { getDb } from "../../../db/client";
+import { OPERATOR_ROLES } from "../../../db/schema";
+import { requireAuth } from "../../../lib/auth";
+import { mintCredential } from "../../../lib/credentials";
+import { appendEvent } from "../../../lib/events";
+import { validate } from "../../../lib/validation";
+import type { AppEnv } from "../../app-env";
+
+const newOperator = z.object({ name: z.string().trim().min(1).max(100), role: z.enum(OPERATOR_ROLES) });
+
+export const operatorsRoutes = new Hono<AppEnv>().post("/", requireAuth({ operator: "admin" }), validate("json", newOperator), async (c) => {
+  const { name, role } = c.req.valid("json");
+  const db = getDb(c.env.DB);
+  const now = c.var.clock.now();
+  const cred = await mintCredential(db, { kind: "operator", name, role }, now);
+  await db.batch([
+    cred.insert,
+    appendEvent(db, { type: "operator.created", subject: cred.id, payload: { operator_id: cred.id, name, role, by: c.var.principal.id } }, now),
+  ]);
+  return c.json({ operator_id: cred.id, name, role, token: cred.token }, 201);
+});

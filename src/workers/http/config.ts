@@ -1,0 +1,30 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { getDb } from "../../db/client";
+import { requireAuth } from "../../lib/auth";
+import { readSection, writeSection } from "../../lib/config";
+import { AppError } from "../../lib/errors";
+import { validate } from "../../lib/validation";
+import type { AppEnv } from "../app-env";
+import { CONFIG_SECTIONS } from "../config-sections";
+
+const sectionParam = z.object({ section: z.string().min(1).max(64) });
+
+function sectionOrThrow(name: string) {
+  const section = CONFIG_SECTIONS[name];
+  if (!section) {
+    throw new AppError("not_found", `config section '${name}' does not exist`, { extra: { sections: Object.keys(CONFIG_SECTIONS).sort() } });
+  }
+  return section;
+}
+
+export const configRoutes = new Hono<AppEnv>()
+  .get("/:section", requireAuth({ operator: "viewer" }), validate("param", sectionParam), async (c) => {
+    const section = sectionOrThrow(c.req.valid("param").section);
+    return c.json(await readSection(getDb(c.env.DB), section));
+  })
+  .put("/:section", requireAuth({ operator: "admin" }), validate("param", sectionParam), validate("json", z.unknown()), async (c) => {
+    const section = sectionOrThrow(c.req.valid("param").section);
+    const value = await writeSection(getDb(c.env.DB), section, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+    return c.json(value);
+  });

@@ -1,0 +1,25 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { getDb } from "../../db/client";
+import { requireAuth } from "../../lib/auth";
+import { listEvents } from "../../lib/events";
+import { pageQuery } from "../../lib/paging";
+import { validate } from "../../lib/validation";
+import type { AppEnv } from "../app-env";
+
+const eventsQuery = pageQuery.extend({
+  type: z.string().min(1).max(100).optional(),
+  subject: z.string().min(1).max(200).optional(),
+});
+
+export const eventsRoutes = new Hono<AppEnv>().get("/", requireAuth({ operator: "viewer" }), validate("query", eventsQuery), async (c) => {
+  const q = c.req.valid("query");
+  return c.json(
+    await listEvents(getDb(c.env.DB), {
+      typePrefix: q.type,
+      subject: q.subject,
+      after: q.cursor === undefined ? undefined : Number(q.cursor),
+      limit: q.limit,
+    }),
+  );
+});

@@ -1,0 +1,36 @@
+import type { Env } from "../env";
+import { loadClock } from "../lib/clock";
+import { consumeDispatch } from "../queues/dispatch";
+import { consumeDispatchDeadLetters } from "../queues/dispatch-dlq";
+import { app } from "./app";
+import { ticksFor } from "./cron/ticks";
+
+export { RunnerInbox } from "../durable-objects/runner-inbox";
+
+/** Queue names, as in wrangler.toml. */
+export const QUEUES = { dispatch: "crewplane-dispatch", dispatchDeadLetters: "crewplane-dispatch-dlq" } as const;
+
+export default {
+  fetch: app.fetch,
+
+  async queue(batch, env) {
+    switch (batch.queue) {
+      case QUEUES.dispatch:
+        return consumeDispatch(batch, env);
+      case QUEUES.dispatchDeadLetters:
+        return consumeDispatchDeadLetters(batch, env);
+      default:
+        console.error(`queue: no consumer for ${batch.queue}; retrying so nothing is dropped`);
+        batch.retryAll();
+    }
+  },
+
+  async scheduled(controller, env) {
+    const now = (await loadClock(env)).now();
+    const due = ticksFor(controller.cron);
+    // One failing tick must not starve the others on the same schedule; the run still fails visibly.
+    const results = await Promise.allSettled(due.map(([, tick]) => tick.run(env, now)));
+    const failed = results.flatMap((r, i) => (r.status === "rejected" ? [`${due[i]![0]}: ${String(r.reason)}`] : []));
+    if (failed.length > 0) throw new Error(`ticks failed: ${failed.join("; ")}`);
+  },
+} satisfies ExportedHandler<Env, unknown>;
