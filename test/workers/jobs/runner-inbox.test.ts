@@ -1,0 +1,177 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { getRunnerInbox, type RunnerInbox } from "../../../src/durable-objects/runner-inbox";
+import type { DispatchMessage } from "../../../src/queues/dispatch-message";
+import { randomHex } from "../../../src/lib/ids";
+
+const VISIBILITY = 30_000;
+
+function inbox() {
+  return getRunnerInbox(env, `inbox-${crypto.randomUUID()}`);
+}
+
+function message(overrides: Partial<DispatchMessage> = {}): DispatchMessage {
+  return {
+    job_id: `job_${randomHex(8)}`,
+    kind: "utility",
+    payload: { runtime: "offline", prompt: "hello", timeout_ms: 60_000 },
+    owner: { kind: "admin", id: "bootstrap-admin" },
+    enqueued_at: new Date().toISOString(),
+    ...overrides,
+  } as DispatchMessage;
+}
+
+const lease = (stub: ReturnType<typeof inbox>, now: number, extra: Partial<{ capacity: number; runtimes: ("offline" | "claude")[]; runnerId: string }> = {}) =>
+  stub.lease({ runnerId: extra.runnerId ?? "rnr_a", capacity: extra.capacity ?? 1, runtimes: extra.runtimes ?? ["offline"], waitMs: 0, visibilityMs: VISIBILITY, now });
+
+describe("RunnerInbox", () => {
+  it("leases a queued job once, with attempt 1 and a lease expiry", async () => {
+    const stub = inbox();
+    const msg = message();
+    const now = Date.now();
+    expect(await stub.enqueue({ message: msg, maxAttempts: 3, now })).toEqual({ accepted: true });
+    const [job] = await lease(stub, now);
+    expect(job).toMatchObject({ job_id: msg.job_id, kind: "utility", attempt: 1, payload: msg.payload });
+    expect(Date.parse(job!.lease_expires_at)).toBe(now + VISIBILITY);
+    expect(await lease(stub, now)).toEqual([]);
+  });
+
+  it("ignores a redelivered dispatch message for a job it already holds", async () => {
+    const stub = inbox();
+    const msg = message();
+    await stub.enqueue({ message: msg, maxAttempts: 3, now: Date.now() });
+    expect(await stub.enqueue({ message: msg, maxAttempts: 3, now: Date.now() })).toEqual({ accepted: false });
+    expect(await lease(stub, Date.now(), { capacity: 5 })).toHaveLength(1);
+  });
+
+  it("hands out only jobs of the runtimes the runner has", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    await stub.enqueue({ message: message({ payload: { runtime: "claude", prompt: "x", timeout_ms: 60_000 } }), maxAttempts: 3, now });
+    expect(await lease(stub, now, { runtimes: ["offline"] })).toEqual([]);
+    expect(await lease(stub, now, { runtimes: ["offline", "claude"] })).toHaveLength(1);
+  });
+
+  it("extends a current lease and refuses a stale one", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    await stub.enqueue({ message: message(), maxAttempts: 3, now });
+    const [job] = await lease(stub, now);
+    const extended = await stub.extend({ jobId: job!.job_id, leaseId: job!.lease_id, extendMs: 90_000, now: now + 10_000 });
+    expect(extended).toEqual({ ok: true, lease_expires_at: new Date(now + 100_000).toISOString() });
+    // past the original expiry but inside the extension: still leased
+    expect(await lease(stub, now + VISIBILITY + 1_000)).toEqual([]);
+    expect(await stub.extend({ jobId: job!.job_id, leaseId: "lease_bogus", extendMs: 90_000, now })).toEqual({ ok: false, reason: "stale_lease" });
+    expect(await stub.extend({ jobId: "job_0000000000000000", leaseId: job!.lease_id, extendMs: 90_000, now })).toEqual({ ok: false, reason: "not_found" });
+  });
+
+  it("re-leases a lapsed job with attempt+1 and refuses the old holder afterwards", async () => {
+    const stub = inbox();
+    const t0 = Date.now();
+    await stub.enqueue({ message: message(), maxAttempts: 3, now: t0 });
+    const [first] = await lease(stub, t0, { runnerId: "rnr_a" });
+    const [second] = await lease(stub, t0 + VISIBILITY, { runnerId: "rnr_b" });
+    expect(second).toMatchObject({ job_id: first!.job_id, attempt: 2 });
+    expect(second!.lease_id).not.toBe(first!.lease_id);
+    const stale = await stub.complete({ jobId: first!.job_id, leaseId: first!.lease_id, result: { text: "late" }, now: t0 + VISIBILITY + 1 });
+    expect(stale).toEqual({ ok: false, reason: "stale_lease", status: "leased" });
+  });
+
+  it("still accepts the lapsed holder's completion when nobody re-leased the job", async () => {
+    const stub = inbox();
+    const t0 = Date.now();
+    await stub.enqueue({ message: message(), maxAttempts: 3, now: t0 });
+    const [job] = await lease(stub, t0);
+    const done = await stub.complete({ jobId: job!.job_id, leaseId: job!.lease_id, result: { text: "ok" }, now: t0 + VISIBILITY + 5 });
+    expect(done).toEqual({ ok: true, duplicate: false, status: "completed" });
+  });
+
+  it("declares a job dead after its third lease lapses, with the reason", async () => {
+    const stub = inbox();
+    let t = Date.now();
+    const msg = message();
+    await stub.enqueue({ message: msg, maxAttempts: 3, now: t });
+    for (const attempt of [1, 2, 3]) {
+      const [job] = await lease(stub, t);
+      expect(job?.attempt).toBe(attempt);
+      t += VISIBILITY;
+    }
+    expect(await stub.sweep({ now: t })).toMatchObject({ dead: 1, requeued: 0 });
+    expect(await lease(stub, t)).toEqual([]);
+    expect(await stub.get(msg.job_id)).toMatchObject({ status: "dead", attempt: 3 });
+  });
+
+  it("treats a repeated completion as a no-op and a different lease's completion as stale", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    await stub.enqueue({ message: message(), maxAttempts: 3, now });
+    const [job] = await lease(stub, now);
+    const args = { jobId: job!.job_id, leaseId: job!.lease_id, result: { text: "FAKE_OK" }, now };
+    expect(await stub.complete(args)).toEqual({ ok: true, duplicate: false, status: "completed" });
+    expect(await stub.complete(args)).toEqual({ ok: true, duplicate: true, status: "completed" });
+    expect(await stub.complete({ ...args, leaseId: "lease_other" })).toMatchObject({ ok: false, reason: "stale_lease" });
+    expect(await stub.fail({ ...args, error: { code: "cli_error", message: "late" }, retryable: false })).toMatchObject({ ok: false, reason: "stale_lease" });
+  });
+
+  it("re-queues a retryable failure, fails a non-retryable one, and kills a retryable one on the last attempt", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    await stub.enqueue({ message: message(), maxAttempts: 2, now });
+    const [a1] = await lease(stub, now);
+    const err = { code: "timeout", message: "no result after 1.5 s" };
+    expect(await stub.fail({ jobId: a1!.job_id, leaseId: a1!.lease_id, error: err, retryable: true, now })).toMatchObject({ ok: true, status: "queued" });
+    // the same failure again is a no-op, not a second retry
+    expect(await stub.fail({ jobId: a1!.job_id, leaseId: a1!.lease_id, error: err, retryable: true, now })).toMatchObject({ ok: true, duplicate: true });
+    const [a2] = await lease(stub, now);
+    expect(a2?.attempt).toBe(2);
+    expect(await stub.fail({ jobId: a2!.job_id, leaseId: a2!.lease_id, error: err, retryable: true, now })).toMatchObject({ ok: true, status: "dead" });
+
+    await stub.enqueue({ message: message(), maxAttempts: 3, now });
+    const [b1] = await lease(stub, now);
+    const fatal = { code: "not_logged_in", message: "Not logged in" };
+    expect(await stub.fail({ jobId: b1!.job_id, leaseId: b1!.lease_id, error: fatal, retryable: false, now })).toMatchObject({ ok: true, status: "failed" });
+    expect(await lease(stub, now)).toEqual([]);
+  });
+
+  it("wakes a waiting long-poll when a job arrives", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    const waiting = stub.lease({ runnerId: "rnr_a", capacity: 1, runtimes: ["offline"], waitMs: 20_000, visibilityMs: VISIBILITY, now });
+    await new Promise((r) => setTimeout(r, 50));
+    const msg = message();
+    await stub.enqueue({ message: msg, maxAttempts: 3, now });
+    const started = Date.now();
+    const jobs = await waiting;
+    expect(jobs.map((j) => j.job_id)).toEqual([msg.job_id]);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+
+  it("returns an empty list when a long-poll times out with no work", async () => {
+    const stub = inbox();
+    expect(await stub.lease({ runnerId: "rnr_a", capacity: 1, runtimes: ["offline"], waitMs: 200, visibilityMs: VISIBILITY, now: Date.now() })).toEqual([]);
+  });
+
+  it("lapses leases from its alarm, without any caller", async () => {
+    const stub = inbox();
+    const msg = message();
+    // lease in the past so the lease is already due when the alarm runs
+    const past = Date.now() - 2 * VISIBILITY;
+    await stub.enqueue({ message: msg, maxAttempts: 3, now: past });
+    await lease(stub, past);
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.get(msg.job_id)).toMatchObject({ status: "queued", attempt: 1 });
+  });
+
+  it("validates RPC input: a malformed lease request is refused", async () => {
+    const stub = inbox();
+    // called in the object's own context: a rejection crossing RPC is also reported as unhandled
+    const outcome = await runInDurableObject(stub, (instance: RunnerInbox) =>
+      instance.lease({ runnerId: "", capacity: 0, runtimes: [], waitMs: 0, visibilityMs: VISIBILITY, now: Date.now() }).then(
+        () => "accepted",
+        (err: Error) => err.name,
+      ),
+    );
+    expect(outcome).toBe("ZodError");
+  });
+});
