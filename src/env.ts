@@ -13,6 +13,11 @@ declare global {
       ADMIN_TOKEN?: string;
       VERSION?: string;
     }
+    // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
+    interface GlobalProps {
+      mainModule: typeof import("./workers/index");
+      durableNamespaces: "RunnerInbox";
+    }
   }
 }
 

@@ -8,7 +8,7 @@ import { newId } from "../lib/ids";
 import { afterFailure, afterLeaseExpired, checkFinish } from "../jobs/lease-policy";
 import { recordInboxNotices, type InboxNotice } from "../jobs/outcomes";
 import { jobError, jobResult, RUNTIMES } from "../jobs/payloads";
-import { dispatchMessage } from "../queues/dispatch-message";
+import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-message";
 
 /**
  * The fleet's lease queue. Every state change is a synchronous `ctx.storage.sql` block with no
@@ -228,7 +228,7 @@ export class RunnerInbox extends DurableObject<Env> {
         lease_expires_at: new Date(expiresAt).toISOString(),
         kind: row.kind,
         attempt: row.attempt,
-        payload: JSON.parse(row.payload) as Record<string, unknown>,
+        payload: JSON.parse(row.payload) as DispatchMessage["payload"],
       });
     }
     return leased;
@@ -403,7 +403,7 @@ export interface LeasedJob {
   lease_expires_at: string;
   kind: string;
   attempt: number;
-  payload: Record<string, unknown>;
+  payload: DispatchMessage["payload"];
 }
 
 export interface InboxJobView {

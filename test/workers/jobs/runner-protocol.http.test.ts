@@ -112,7 +112,7 @@ describe("runner protocol through the Worker", () => {
     await call("/v1/admin/clock", { body: { advance_ms: 61_000 } });
     // the cron path runs the same tick
     const ctrl = createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" });
-    await worker.scheduled(ctrl, env, createExecutionContext());
+    await worker.scheduled(ctrl, env);
     expect((await call(`/v1/admin/jobs/${body.job_id}`)).body).toMatchObject({
       status: "dead",
       attempt: 3,
@@ -132,7 +132,7 @@ describe("dispatch queue consumers", () => {
   it("acknowledges and records a message that does not validate instead of retrying it forever", async () => {
     const batch = createMessageBatch("crewplane-dispatch", [{ id: "m-bad", timestamp: new Date(), attempts: 1, body: { job_id: "nope" } }]);
     const ctx = createExecutionContext();
-    await worker.queue(batch, env, ctx);
+    await worker.queue(batch, env);
     const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks).toEqual(["m-bad"]);
     const feed = await call("/v1/events?type=dispatch.rejected&subject=m-bad");
@@ -144,7 +144,7 @@ describe("dispatch queue consumers", () => {
     const message = { job_id: body.job_id, kind: "utility", payload: { runtime: "grok", prompt: "x", timeout_ms: 60_000 }, owner: { kind: "admin", id: "a" }, enqueued_at: new Date().toISOString() };
     const batch = createMessageBatch("crewplane-dispatch-dlq", [{ id: "m-dead", timestamp: new Date(), attempts: 6, body: message }]);
     const ctx = createExecutionContext();
-    await worker.queue(batch, env, ctx);
+    await worker.queue(batch, env);
     expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["m-dead"]);
     expect((await call(`/v1/admin/jobs/${body.job_id}`)).body).toMatchObject({ status: "dead", error: { code: "dispatch_failed" } });
   });
