@@ -37,7 +37,8 @@ CREATE TABLE `jobs` (
 	`error` text,
 	`created_at` text NOT NULL,
 	`updated_at` text NOT NULL,
-	`finished_at` text
+	`finished_at` text,
+	`inbox_seq` integer DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
 CREATE INDEX `jobs_owner_idx` ON `jobs` (`owner_kind`,`owner_id`);--> statement-breakpoint

@@ -15,12 +15,11 @@ import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-messag
  * `await` inside, so under the input gate it is atomic: two runners can never lease one job.
  * Changes are mirrored to D1 (the `jobs` row and the events feed) through an outbox, delivered
  * after the change and retried by the alarm, so a D1 hiccup delays the trail but never loses it.
+ * Deliveries may overlap or repeat; D1 applies each job's notices in seq order regardless.
  */
 export class RunnerInbox extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly waiters = new Set<() => void>();
-  private flushing: Promise<void> | null = null;
-  private flushAgain = false;
   /** The latest test-clock offset a caller gave us; maps clock-time expiries onto real alarms. */
   private offsetMs = 0;
 
@@ -88,7 +87,7 @@ export class RunnerInbox extends DurableObject<Env> {
       this.expireLeases(now);
       const claimed = this.claim(req, now);
       if (claimed.length > 0 || Date.now() >= deadline) {
-        this.afterChange();
+        await this.settle();
         return claimed;
       }
       await this.waitForWork(deadline - Date.now());
@@ -110,7 +109,7 @@ export class RunnerInbox extends DurableObject<Env> {
         req.leaseId,
       )
       .toArray();
-    this.afterChange();
+    await this.settle();
     if (row.length > 0) return { ok: true, lease_expires_at: new Date(expiresAt).toISOString() };
     return { ok: false, reason: this.findRow(req.jobId) ? "stale_lease" : "not_found" };
   }
@@ -132,7 +131,7 @@ export class RunnerInbox extends DurableObject<Env> {
       req.jobId,
     );
     this.notice(job, { type: "job.completed", status: "completed", at: now, result: req.result });
-    await this.afterChangeAndFlush();
+    await this.settle();
     return { ok: true, duplicate: false, status: "completed" };
   }
 
@@ -159,7 +158,7 @@ export class RunnerInbox extends DurableObject<Env> {
     const type = decision.status === "queued" ? "job.requeued" : decision.status === "dead" ? "job.dead" : "job.failed";
     this.notice(job, { type, status: decision.status, at: now, error: req.error, reason: decision.reason });
     if (decision.status === "queued") this.wakeWaiters();
-    await this.afterChangeAndFlush();
+    await this.settle();
     return { ok: true, duplicate: false, status: decision.status };
   }
 
@@ -168,7 +167,7 @@ export class RunnerInbox extends DurableObject<Env> {
     const { now } = z.object({ now: z.number().int() }).parse(input);
     this.observe(now);
     const lapsed = this.expireLeases(now);
-    await this.afterChangeAndFlush();
+    await this.settle();
     const pending = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM outbox`).one().n;
     return { ...lapsed, pending_notices: pending };
   }
@@ -182,10 +181,10 @@ export class RunnerInbox extends DurableObject<Env> {
     const clock = await loadClock(this.env);
     this.offsetMs = clock.offsetMs;
     this.expireLeases(clock.nowMs());
-    await this.afterChangeAndFlush();
+    await this.settle();
   }
 
-  // --- internals: everything below up to flush() is synchronous on purpose (atomicity) ---
+  // --- internals: everything up to settle() is synchronous on purpose (atomicity) ---
 
   /**
    * Callers pass `now` from their Clock (the test clock outside production); remembering its
@@ -299,14 +298,25 @@ export class RunnerInbox extends DurableObject<Env> {
     });
   }
 
-  private afterChange() {
-    this.scheduleAlarm();
-    if (this.hasOutbox()) void this.flush();
-  }
-
-  private async afterChangeAndFlush() {
-    this.scheduleAlarm();
-    await this.flush();
+  /**
+   * Mirrors the outbox to D1, then points the alarm at the next lease expiry (or a retry). Awaited
+   * by every call that changed something: I/O left running after a request ends is not reliable
+   * in workerd, and the caller then reads its own writes in D1.
+   */
+  private async settle(): Promise<void> {
+    try {
+      for (;;) {
+        const rows = this.sql.exec<{ seq: number; notice: string }>(`SELECT seq, notice FROM outbox ORDER BY seq LIMIT 50`).toArray();
+        if (rows.length === 0) break;
+        const notices = rows.map((r) => ({ seq: r.seq, notice: JSON.parse(r.notice) as InboxNotice }));
+        await recordInboxNotices(getDb(this.env.DB), this.ctx.id.toString(), notices);
+        this.sql.exec(`DELETE FROM outbox WHERE seq <= ?`, rows[rows.length - 1]!.seq);
+      }
+    } catch (err) {
+      // Left in the outbox for the alarm to retry; the lease state itself is already safe.
+      console.error("runner-inbox: outbox delivery failed", err);
+    }
+    await this.scheduleAlarm();
   }
 
   private hasOutbox(): boolean {
@@ -314,42 +324,13 @@ export class RunnerInbox extends DurableObject<Env> {
   }
 
   /** One alarm: the earliest lease expiry (in real time) or a retry of undelivered notices. */
-  private scheduleAlarm() {
+  private async scheduleAlarm() {
     const next = this.sql.exec<{ m: number | null }>(`SELECT MIN(lease_expires_at) AS m FROM jobs WHERE status = 'leased'`).one().m;
     const candidates: number[] = [];
     if (next !== null) candidates.push(next - this.offsetMs);
     if (this.hasOutbox()) candidates.push(Date.now() + OUTBOX_RETRY_MS);
-    if (candidates.length === 0) void this.ctx.storage.deleteAlarm();
-    else void this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
-  }
-
-  /** Single-flight, in seq order, so D1 sees the changes in the order they happened. */
-  private flush(): Promise<void> {
-    if (this.flushing) {
-      this.flushAgain = true;
-      return this.flushing;
-    }
-    this.flushing = (async () => {
-      try {
-        do {
-          this.flushAgain = false;
-          for (;;) {
-            const rows = this.sql.exec<{ seq: number; notice: string }>(`SELECT seq, notice FROM outbox ORDER BY seq LIMIT 50`).toArray();
-            if (rows.length === 0) break;
-            const notices = rows.map((r) => ({ seq: r.seq, notice: JSON.parse(r.notice) as InboxNotice }));
-            await recordInboxNotices(getDb(this.env.DB), this.ctx.id.toString(), notices);
-            this.sql.exec(`DELETE FROM outbox WHERE seq <= ?`, rows[rows.length - 1]!.seq);
-          }
-        } while (this.flushAgain);
-      } catch (err) {
-        // Left in the outbox; the alarm retries. The lease state itself is already safe.
-        console.error("runner-inbox: outbox delivery failed", err);
-      } finally {
-        this.flushing = null;
-        this.scheduleAlarm();
-      }
-    })();
-    return this.flushing;
+    if (candidates.length === 0) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
   }
 }
 

@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, lt } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { jobs, type JobStatus } from "../db/schema";
@@ -27,7 +27,8 @@ const TERMINAL: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]
 
 /**
  * Applies inbox notices to the `jobs` row and the events feed in one atomic batch. Re-delivery
- * is harmless: the row converges to the last notice and each event is keyed by its outbox seq.
+ * and overlapping deliveries are harmless: a row only moves forward in seq, and each event is
+ * keyed by its outbox seq.
  */
 export async function recordInboxNotices(db: Db, inboxId: string, notices: { seq: number; notice: InboxNotice }[]) {
   const statements: BatchItem<"sqlite">[] = [];
@@ -43,8 +44,9 @@ export async function recordInboxNotices(db: Db, inboxId: string, notices: { seq
           ...(notice.error !== undefined ? { error: notice.error } : {}),
           updatedAt: notice.at,
           finishedAt: TERMINAL.has(notice.status) ? notice.at : null,
+          inboxSeq: seq,
         })
-        .where(eq(jobs.id, notice.job_id)),
+        .where(and(eq(jobs.id, notice.job_id), lt(jobs.inboxSeq, seq))),
       appendEvent(
         db,
         {

@@ -24,6 +24,8 @@ export const jobs = sqliteTable(
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
     finishedAt: text("finished_at"),
+    // Outbox sequence of the last inbox notice applied: overlapping deliveries never move a row back.
+    inboxSeq: integer("inbox_seq").notNull().default(0),
   },
   (t) => [index("jobs_owner_idx").on(t.ownerKind, t.ownerId), index("jobs_status_idx").on(t.status, t.createdAt)],
 );

@@ -1,0 +1,155 @@
+#!/usr/bin/env node
+// `npm start`: the whole product on one machine. Applies D1 migrations locally, starts
+// `wrangler dev` (local D1, Durable Objects, Queues), fires the cron triggers on schedule (Miniflare
+// never does on its own), mints a runner token and starts the local-runner against the Worker.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, appendFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { delimiter, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const port = Number(process.env.PORT ?? 8787);
+const url = `http://127.0.0.1:${port}`;
+const wrangler = join(root, "node_modules", ".bin", "wrangler");
+const children = [];
+let stopping = false;
+
+function log(msg) {
+  process.stdout.write(`[crewplane] ${msg}\n`);
+}
+
+/** The bootstrap admin token lives in .dev.vars (read by wrangler dev); generated once. */
+function ensureAdminToken() {
+  const file = join(root, ".dev.vars");
+  const existing = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const match = /^ADMIN_TOKEN\s*=\s*"?([^"\n]+)"?\s*$/m.exec(existing);
+  if (match) return { token: match[1], generated: false };
+  const token = `cpadmin_${randomBytes(24).toString("hex")}`;
+  appendFileSync(file, `${existing && !existing.endsWith("\n") ? "\n" : ""}ADMIN_TOKEN="${token}"\n`, { mode: 0o600 });
+  return { token, generated: true };
+}
+
+function run(cmd, args) {
+  const res = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env: { ...process.env, CI: "true" } });
+  if (res.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited with ${res.status}`);
+}
+
+function start(name, cmd, args, env) {
+  const child = spawn(cmd, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const prefix = (stream, out) => {
+    let buf = "";
+    stream.on("data", (chunk) => {
+      buf += chunk;
+      const lines = buf.split("\n");
+      buf = lines.pop();
+      for (const line of lines) out.write(`[${name}] ${line}\n`);
+    });
+  };
+  prefix(child.stdout, process.stdout);
+  prefix(child.stderr, process.stderr);
+  child.on("exit", (code, signal) => {
+    if (!stopping) {
+      log(`${name} exited (${signal ?? code}); stopping everything`);
+      shutdown(1);
+    }
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitForHealth(deadlineMs) {
+  const deadline = Date.now() + deadlineMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${url}/v1/health`);
+      if (res.ok) return await res.json();
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the Worker did not answer ${url}/v1/health within ${deadlineMs / 1000}s`);
+}
+
+async function mintRunnerToken(adminToken) {
+  const res = await fetch(`${url}/v1/admin/runners`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: `local-${hostname()}` }),
+  });
+  if (res.status !== 201) throw new Error(`could not create a runner token: ${res.status} ${await res.text()}`);
+  return (await res.json()).token;
+}
+
+/** Fires each cron expression of wrangler.toml when it is due, through wrangler dev's test endpoint. */
+function startCron() {
+  const fire = async (cron) => {
+    try {
+      await fetch(`${url}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`);
+    } catch (err) {
+      log(`cron ${cron} could not be fired: ${err.message}`);
+    }
+  };
+  const tick = () => {
+    const now = new Date();
+    void fire("* * * * *");
+    if (now.getUTCMinutes() === 0) void fire("0 * * * *");
+  };
+  const timer = setTimeout(function next() {
+    tick();
+    timers.push(setTimeout(next, 60_000 - (Date.now() % 60_000)));
+  }, 60_000 - (Date.now() % 60_000));
+  timers.push(timer);
+}
+const timers = [];
+
+function shutdown(code) {
+  if (stopping) return;
+  stopping = true;
+  timers.forEach(clearTimeout);
+  // The runner first, so it can hand its in-flight jobs back while the Worker is still up.
+  const [wranglerChild, runner] = children;
+  const kill = (child) => new Promise((r) => (child && child.exitCode === null && child.signalCode === null ? (child.once("exit", r), child.kill("SIGTERM")) : r()));
+  kill(runner)
+    .then(() => kill(wranglerChild))
+    .then(() => process.exit(code));
+  setTimeout(() => process.exit(code), 15_000).unref();
+}
+
+process.on("SIGINT", () => shutdown(0));
+process.on("SIGTERM", () => shutdown(0));
+
+try {
+  const admin = ensureAdminToken();
+  log("applying D1 migrations (local)");
+  run(wrangler, ["d1", "migrations", "apply", "DB", "--local"]);
+  log(`starting wrangler dev on ${url}`);
+  start("worker", wrangler, ["dev", "--test-scheduled", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"], {
+    ...process.env,
+    CI: "true",
+  });
+  const health = await waitForHealth(180_000);
+  log(`worker is up: version ${health.version}, db ${health.db}`);
+  startCron();
+
+  const runnerToken = await mintRunnerToken(admin.token);
+  // The runner should see the user's own PATH: the project's node_modules/.bin holds a `claude`
+  // devDependency (used for conformance tests) that is not the user's logged-in CLI.
+  const userPath = (process.env.PATH ?? "")
+    .split(delimiter)
+    .filter((p) => !resolve(p).startsWith(join(root, "node_modules")))
+    .join(delimiter);
+  start("runner", join(root, "local-runner", "bin", "crewplane-runner"), ["--url", url, "--token", runnerToken], { ...process.env, PATH: userPath });
+
+  log("");
+  log(`crewplane is running at ${url}`);
+  log(`admin token${admin.generated ? " (generated into .dev.vars)" : " (from .dev.vars)"}: ${admin.token}`);
+  log(`try: curl ${url}/v1/health`);
+  log(`     curl -X POST ${url}/v1/admin/jobs -H "authorization: Bearer ${admin.token}" -H "content-type: application/json" -d '{"kind":"utility","runtime":"offline","prompt":"hello"}'`);
+  log("Ctrl-C stops everything.");
+} catch (err) {
+  log(`start failed: ${err.message}`);
+  shutdown(1);
+}

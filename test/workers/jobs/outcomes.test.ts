@@ -1,0 +1,25 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { getDb } from "../../../src/db/client";
+import { recordInboxNotices, type InboxNotice } from "../../../src/jobs/outcomes";
+import { findJob } from "../../../src/jobs/submit";
+import { listEvents } from "../../../src/lib/events";
+import { call, utilityJob } from "../../factories";
+
+describe("recordInboxNotices", () => {
+  it("never moves a job back when deliveries overlap or arrive out of order, and appends each event once", async () => {
+    const { body } = await call("/v1/admin/jobs", { body: utilityJob() });
+    const db = getDb(env.DB);
+    const base = { job_id: body.job_id, kind: "utility", owner: { kind: "admin" as const, id: "a" }, attempt: 1, leased_by: "rnr_x" };
+    const leased: InboxNotice = { ...base, type: "job.leased", status: "leased", at: new Date().toISOString() };
+    const completed: InboxNotice = { ...base, type: "job.completed", status: "completed", at: new Date().toISOString(), result: { text: "done" } };
+
+    await recordInboxNotices(db, "inbox-x", [{ seq: 1, notice: leased }, { seq: 2, notice: completed }]);
+    // a slower, overlapping delivery of the first notice lands afterwards
+    await recordInboxNotices(db, "inbox-x", [{ seq: 1, notice: leased }]);
+
+    expect(await findJob(db, body.job_id)).toMatchObject({ status: "completed", result: { text: "done" }, inboxSeq: 2 });
+    const trail = await listEvents(db, { subject: body.job_id, limit: 50 });
+    expect(trail.events.map((e) => e.type)).toEqual(["job.queued", "job.leased", "job.completed"]);
+  });
+});
