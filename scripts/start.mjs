@@ -97,10 +97,13 @@ function startCron() {
     void fire("* * * * *");
     if (now.getUTCMinutes() === 0) void fire("0 * * * *");
   };
-  const timer = setTimeout(function next() {
-    tick();
-    timers.push(setTimeout(next, 60_000 - (Date.now() % 60_000)));
-  }, 60_000 - (Date.now() % 60_000));
+  const timer = setTimeout(
+    function next() {
+      tick();
+      timers.push(setTimeout(next, 60_000 - (Date.now() % 60_000)));
+    },
+    60_000 - (Date.now() % 60_000),
+  );
   timers.push(timer);
 }
 const timers = [];
@@ -111,7 +114,10 @@ function shutdown(code) {
   timers.forEach(clearTimeout);
   // The runner first, so it can hand its in-flight jobs back while the Worker is still up.
   const [wranglerChild, runner] = children;
-  const kill = (child) => new Promise((r) => (child && child.exitCode === null && child.signalCode === null ? (child.once("exit", r), child.kill("SIGTERM")) : r()));
+  const kill = (child) =>
+    new Promise((r) =>
+      child && child.exitCode === null && child.signalCode === null ? (child.once("exit", r), child.kill("SIGTERM")) : r(),
+    );
   kill(runner)
     .then(() => kill(wranglerChild))
     .then(() => process.exit(code));
@@ -126,10 +132,15 @@ try {
   log("applying D1 migrations (local)");
   run(wrangler, ["d1", "migrations", "apply", "DB", "--local"]);
   log(`starting wrangler dev on ${url}`);
-  start("worker", wrangler, ["dev", "--test-scheduled", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"], {
-    ...process.env,
-    CI: "true",
-  });
+  start(
+    "worker",
+    wrangler,
+    ["dev", "--test-scheduled", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"],
+    {
+      ...process.env,
+      CI: "true",
+    },
+  );
   const health = await waitForHealth(180_000);
   log(`worker is up: version ${health.version}, db ${health.db}`);
   startCron();
@@ -141,13 +152,18 @@ try {
     .split(delimiter)
     .filter((p) => !resolve(p).startsWith(join(root, "node_modules")))
     .join(delimiter);
-  start("runner", join(root, "local-runner", "bin", "crewplane-runner"), ["--url", url, "--token", runnerToken], { ...process.env, PATH: userPath });
+  start("runner", join(root, "local-runner", "bin", "crewplane-runner"), ["--url", url, "--token", runnerToken], {
+    ...process.env,
+    PATH: userPath,
+  });
 
   log("");
   log(`crewplane is running at ${url}`);
   log(`admin token${admin.generated ? " (generated into .dev.vars)" : " (from .dev.vars)"}: ${admin.token}`);
   log(`try: curl ${url}/v1/health`);
-  log(`     curl -X POST ${url}/v1/admin/jobs -H "authorization: Bearer ${admin.token}" -H "content-type: application/json" -d '{"kind":"utility","runtime":"offline","prompt":"hello"}'`);
+  log(
+    `     curl -X POST ${url}/v1/admin/jobs -H "authorization: Bearer ${admin.token}" -H "content-type: application/json" -d '{"kind":"utility","runtime":"offline","prompt":"hello"}'`,
+  );
   log("Ctrl-C stops everything.");
 } catch (err) {
   log(`start failed: ${err.message}`);

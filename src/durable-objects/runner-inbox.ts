@@ -234,14 +234,15 @@ export class RunnerInbox extends DurableObject<Env> {
   }
 
   private expireLeases(now: number): { requeued: number; dead: number } {
-    const lapsed = this.sql
-      .exec<JobRow>(`SELECT * FROM jobs WHERE status = 'leased' AND lease_expires_at <= ?`, now)
-      .toArray();
+    const lapsed = this.sql.exec<JobRow>(`SELECT * FROM jobs WHERE status = 'leased' AND lease_expires_at <= ?`, now).toArray();
     let requeued = 0;
     let dead = 0;
     for (const job of lapsed) {
       const decision = afterLeaseExpired(job.attempt, job.max_attempts);
-      const error = decision.status === "dead" ? { code: "lease_expired", message: `lease expired on attempt ${job.attempt} of ${job.max_attempts}` } : null;
+      const error =
+        decision.status === "dead"
+          ? { code: "lease_expired", message: `lease expired on attempt ${job.attempt} of ${job.max_attempts}` }
+          : null;
       // lease_id is kept: the lapsed holder may still finish the job until someone re-leases it.
       this.sql.exec(
         `UPDATE jobs SET status = ?, lease_expires_at = NULL, error = COALESCE(?, error), updated_at = ? WHERE job_id = ?`,
@@ -264,7 +265,10 @@ export class RunnerInbox extends DurableObject<Env> {
     return { requeued, dead };
   }
 
-  private notice(job: JobRow, change: Omit<InboxNotice, "job_id" | "kind" | "owner" | "attempt" | "leased_by" | "at"> & { at: number; attempt?: number }) {
+  private notice(
+    job: JobRow,
+    change: Omit<InboxNotice, "job_id" | "kind" | "owner" | "attempt" | "leased_by" | "at"> & { at: number; attempt?: number },
+  ) {
     const fresh = this.findRow(job.job_id) ?? job;
     const notice: InboxNotice = {
       job_id: job.job_id,

@@ -5,9 +5,7 @@ import type { JobStatus } from "../db/schema";
  * taken, so a job whose third lease lapses, or whose third try fails retryably, is dead.
  */
 export function afterLeaseExpired(attempt: number, maxAttempts: number): { status: Extract<JobStatus, "queued" | "dead">; reason: string } {
-  return attempt >= maxAttempts
-    ? { status: "dead", reason: "lease_expired" }
-    : { status: "queued", reason: "lease_expired" };
+  return attempt >= maxAttempts ? { status: "dead", reason: "lease_expired" } : { status: "queued", reason: "lease_expired" };
 }
 
 export function afterFailure(

@@ -35,7 +35,16 @@ export async function submitJob(env: Pick<Env, "DISPATCH">, db: Db, job: NewJob,
       createdAt: at,
       updatedAt: at,
     }),
-    appendEvent(db, { type: "job.queued", subject: jobId, payload: { job_id: jobId, kind: job.kind, runtime: job.payload.runtime, owner: job.owner }, dedupeKey: queuedKey }, now),
+    appendEvent(
+      db,
+      {
+        type: "job.queued",
+        subject: jobId,
+        payload: { job_id: jobId, kind: job.kind, runtime: job.payload.runtime, owner: job.owner },
+        dedupeKey: queuedKey,
+      },
+      now,
+    ),
   ]);
   const message: DispatchMessage = { job_id: jobId, kind: job.kind, payload: job.payload, owner: job.owner, enqueued_at: at };
   try {

@@ -71,7 +71,10 @@ export function requireAuth(rule: AuthRule): MiddlewareHandler<{ Bindings: Env; 
     const principal = await authenticate(c.env, match[1]!, c.var.clock.now());
     if (!principal) throw new AppError("unauthorized", "The bearer token is not valid");
     if (!permits(rule, principal)) {
-      throw new AppError("forbidden", `This ${principal.kind === "operator" ? `${principal.role} token` : `${principal.kind} token`} may not do this`);
+      throw new AppError(
+        "forbidden",
+        `This ${principal.kind === "operator" ? `${principal.role} token` : `${principal.kind} token`} may not do this`,
+      );
     }
     c.set("principal", principal);
     await next();

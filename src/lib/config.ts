@@ -46,7 +46,11 @@ export async function writeSection<S extends ZodObject>(
       .insert(settings)
       .values({ section: section.name, value, updatedAt: at, updatedBy: actor })
       .onConflictDoUpdate({ target: settings.section, set: { value, updatedAt: at, updatedBy: actor } }),
-    appendEvent(db, { type: "config.updated", subject: `config:${section.name}`, payload: { section: section.name, value, by: actor } }, now),
+    appendEvent(
+      db,
+      { type: "config.updated", subject: `config:${section.name}`, payload: { section: section.name, value, by: actor } },
+      now,
+    ),
   ]);
   return parsed.data as z.infer<S>;
 }

@@ -24,7 +24,12 @@ export async function consumeDispatchDeadLetters(batch: MessageBatch<unknown>, e
         .where(and(eq(jobs.id, jobId ?? ""), notInArray(jobs.status, ["completed", "failed", "dead"]))),
       appendEvent(
         db,
-        { type: "job.dead", subject: jobId ?? msg.id, payload: { job_id: jobId, message_id: msg.id, reason: "dispatch_failed", error }, dedupeKey: `dlq:${msg.id}` },
+        {
+          type: "job.dead",
+          subject: jobId ?? msg.id,
+          payload: { job_id: jobId, message_id: msg.id, reason: "dispatch_failed", error },
+          dedupeKey: `dlq:${msg.id}`,
+        },
         now,
       ),
     ]);

@@ -21,7 +21,11 @@ export async function consumeDispatch(batch: MessageBatch<unknown>, env: Env): P
     if (!parsed.success) {
       await appendEvent(
         db,
-        { type: "dispatch.rejected", subject: msg.id, payload: { message_id: msg.id, issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })) } },
+        {
+          type: "dispatch.rejected",
+          subject: msg.id,
+          payload: { message_id: msg.id, issues: parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })) },
+        },
         clock.now(),
       );
       msg.ack();

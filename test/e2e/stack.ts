@@ -20,7 +20,10 @@ export async function startWorker() {
   async function api(path: string, init: { method?: string; body?: unknown; token?: string } = {}) {
     const res = await fetch(`${base}${path}`, {
       method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-      headers: { authorization: `Bearer ${init.token ?? ADMIN_TOKEN}`, ...(init.body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${init.token ?? ADMIN_TOKEN}`,
+        ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
     const text = await res.text();
@@ -55,11 +58,18 @@ export interface RunnerProcess {
  */
 export function startRunner(url: string, token: string, extraEnv: Record<string, string> = {}): RunnerProcess {
   const home = mkdtempSync(join(tmpdir(), "crewplane-e2e-"));
-  const path = [join(ROOT, "local-runner/fixtures/fake-clis"), ...(process.env.PATH ?? "").split(delimiter).filter((p) => !p.includes("node_modules"))].join(delimiter);
-  const child = spawn(join(ROOT, "local-runner/bin/crewplane-runner"), ["--url", url, "--token", token, "--home", home, "--concurrency", "2"], {
-    env: { ...process.env, PATH: path, ...extraEnv },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const path = [
+    join(ROOT, "local-runner/fixtures/fake-clis"),
+    ...(process.env.PATH ?? "").split(delimiter).filter((p) => !p.includes("node_modules")),
+  ].join(delimiter);
+  const child = spawn(
+    join(ROOT, "local-runner/bin/crewplane-runner"),
+    ["--url", url, "--token", token, "--home", home, "--concurrency", "2"],
+    {
+      env: { ...process.env, PATH: path, ...extraEnv },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));

@@ -23,10 +23,16 @@ describe("a utility job through the whole stack", () => {
   });
 
   it("runs a claude job on the real runner with the fake claude and reports its text", async () => {
-    const submitted = await stack.api("/v1/admin/jobs", { body: { kind: "utility", runtime: "claude", prompt: "e2e hello from crewplane", timeout_ms: 60_000 } });
+    const submitted = await stack.api("/v1/admin/jobs", {
+      body: { kind: "utility", runtime: "claude", prompt: "e2e hello from crewplane", timeout_ms: 60_000 },
+    });
     expect(submitted.status).toBe(202);
     const job = await stack.waitForJob(submitted.body.job_id);
-    expect(job).toMatchObject({ status: "completed", attempt: 1, result: { runtime: "claude", text: "FAKE_OK: e2e hello from crewplane" } });
+    expect(job).toMatchObject({
+      status: "completed",
+      attempt: 1,
+      result: { runtime: "claude", text: "FAKE_OK: e2e hello from crewplane" },
+    });
     expect(job.result.usage).toMatchObject({ input_tokens: 10, output_tokens: 5 });
     const trail = await stack.api(`/v1/events?type=job.&subject=${submitted.body.job_id}`);
     expect(trail.body.events.map((e: { type: string }) => e.type)).toEqual(["job.queued", "job.leased", "job.completed"]);
@@ -42,7 +48,9 @@ describe("a utility job through the whole stack", () => {
   });
 
   it("reports a logged-out claude as a failed job with not_logged_in, not as a completion", async () => {
-    const submitted = await stack.api("/v1/admin/jobs", { body: { kind: "utility", runtime: "claude", prompt: "[[fake:fail]] please", timeout_ms: 60_000 } });
+    const submitted = await stack.api("/v1/admin/jobs", {
+      body: { kind: "utility", runtime: "claude", prompt: "[[fake:fail]] please", timeout_ms: 60_000 },
+    });
     const job = await stack.waitForJob(submitted.body.job_id);
     expect(job).toMatchObject({ status: "failed", error: { code: "not_logged_in" } });
   });

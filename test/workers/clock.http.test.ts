@@ -35,7 +35,11 @@ describe("admin test clock", () => {
     const prodEnv = { ...env, ENVIRONMENT: "production" as const };
     const res = await app.request(
       "/v1/admin/clock",
-      { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ advance_ms: 1000 }) },
+      {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ advance_ms: 1000 }),
+      },
       prodEnv,
     );
     expect(res.status).toBe(404);

@@ -16,7 +16,9 @@ describe("GET /v1/events", () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: { body: { events: { type: string }[]; next_cursor: string | null } } = await call(`/v1/events?type=paging.&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      const res: { body: { events: { type: string }[]; next_cursor: string | null } } = await call(
+        `/v1/events?type=paging.&limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+      );
       seen.push(...res.body.events.map((e) => e.type));
       cursor = res.body.next_cursor;
       pages++;
@@ -30,10 +32,20 @@ describe("GET /v1/events", () => {
     await seed(["topologyx.other", "council.decided"], "cls-1");
     await seed(["topology.rejected"], "cls-2");
     const byType = await call("/v1/events?type=topology.");
-    expect(byType.body.events.map((e: { type: string }) => e.type)).toEqual(["topology.proposed", "topology.approved", "topology.rejected"]);
+    expect(byType.body.events.map((e: { type: string }) => e.type)).toEqual([
+      "topology.proposed",
+      "topology.approved",
+      "topology.rejected",
+    ]);
     const bySubject = await call("/v1/events?type=topology.&subject=cls-2");
     expect(bySubject.body.events).toEqual([
-      { id: expect.any(String), type: "topology.rejected", subject: "cls-2", payload: { type: "topology.rejected" }, created_at: expect.stringMatching(/Z$/) },
+      {
+        id: expect.any(String),
+        type: "topology.rejected",
+        subject: "cls-2",
+        payload: { type: "topology.rejected" },
+        created_at: expect.stringMatching(/Z$/),
+      },
     ]);
   });
 

@@ -18,7 +18,13 @@ describe("problem+json errors", () => {
     const res = await call("/v1/admin/operators", { body: { name: "", role: "overlord" } });
     expect(res.status).toBe(422);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
-    expect(res.body).toMatchObject({ type: expect.any(String), title: "Validation failed", status: 422, code: "validation_failed", detail: expect.any(String) });
+    expect(res.body).toMatchObject({
+      type: expect.any(String),
+      title: "Validation failed",
+      status: 422,
+      code: "validation_failed",
+      detail: expect.any(String),
+    });
     expect(res.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(["name", "role"]);
     expect(await rows()).toEqual(before);
   });

@@ -13,7 +13,9 @@ const sectionParam = z.object({ section: z.string().min(1).max(64) });
 function sectionOrThrow(name: string) {
   const section = CONFIG_SECTIONS[name];
   if (!section) {
-    throw new AppError("not_found", `config section '${name}' does not exist`, { extra: { sections: Object.keys(CONFIG_SECTIONS).sort() } });
+    throw new AppError("not_found", `config section '${name}' does not exist`, {
+      extra: { sections: Object.keys(CONFIG_SECTIONS).sort() },
+    });
   }
   return section;
 }

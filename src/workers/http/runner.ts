@@ -21,7 +21,9 @@ const leaseRef = { lease_id: z.string().min(1).max(64) };
 function finishResponse(outcome: FinishOutcome, jobId: string) {
   if (outcome.ok) return { job_id: jobId, status: outcome.status, duplicate: outcome.duplicate };
   if (outcome.reason === "not_found") throw new AppError("not_found", `job ${jobId} not found`);
-  throw new AppError("stale_lease", `The lease is not current for job ${jobId} (job is ${outcome.status})`, { extra: { status: outcome.status } });
+  throw new AppError("stale_lease", `The lease is not current for job ${jobId} (job is ${outcome.status})`, {
+    extra: { status: outcome.status },
+  });
 }
 
 /** The runner protocol (API.md): lease, extend, complete, fail — all against the RunnerInbox. */
@@ -40,23 +42,49 @@ export const runnerRoutes = new Hono<AppEnv>()
     });
     return c.json({ jobs });
   })
-  .post("/jobs/:id/extend", validate("param", jobParam), validate("json", z.object({ ...leaseRef, extend_ms: z.number().int().min(1_000).max(3_600_000) })), async (c) => {
-    const { id } = c.req.valid("param");
-    const body = c.req.valid("json");
-    const outcome = await getRunnerInbox(c.env).extend({ jobId: id, leaseId: body.lease_id, extendMs: body.extend_ms, now: c.var.clock.nowMs() });
-    if (outcome.ok) return c.json({ job_id: id, lease_expires_at: outcome.lease_expires_at });
-    if (outcome.reason === "not_found") throw new AppError("not_found", `job ${id} not found`);
-    throw new AppError("stale_lease", `The lease is not current for job ${id}`);
-  })
+  .post(
+    "/jobs/:id/extend",
+    validate("param", jobParam),
+    validate("json", z.object({ ...leaseRef, extend_ms: z.number().int().min(1_000).max(3_600_000) })),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const outcome = await getRunnerInbox(c.env).extend({
+        jobId: id,
+        leaseId: body.lease_id,
+        extendMs: body.extend_ms,
+        now: c.var.clock.nowMs(),
+      });
+      if (outcome.ok) return c.json({ job_id: id, lease_expires_at: outcome.lease_expires_at });
+      if (outcome.reason === "not_found") throw new AppError("not_found", `job ${id} not found`);
+      throw new AppError("stale_lease", `The lease is not current for job ${id}`);
+    },
+  )
   .post("/jobs/:id/complete", validate("param", jobParam), validate("json", z.object({ ...leaseRef, result: jobResult })), async (c) => {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
-    const outcome = await getRunnerInbox(c.env).complete({ jobId: id, leaseId: body.lease_id, result: body.result, now: c.var.clock.nowMs() });
+    const outcome = await getRunnerInbox(c.env).complete({
+      jobId: id,
+      leaseId: body.lease_id,
+      result: body.result,
+      now: c.var.clock.nowMs(),
+    });
     return c.json(finishResponse(outcome, id));
   })
-  .post("/jobs/:id/fail", validate("param", jobParam), validate("json", z.object({ ...leaseRef, error: jobError, retryable: z.boolean() })), async (c) => {
-    const { id } = c.req.valid("param");
-    const body = c.req.valid("json");
-    const outcome = await getRunnerInbox(c.env).fail({ jobId: id, leaseId: body.lease_id, error: body.error, retryable: body.retryable, now: c.var.clock.nowMs() });
-    return c.json(finishResponse(outcome, id));
-  });
+  .post(
+    "/jobs/:id/fail",
+    validate("param", jobParam),
+    validate("json", z.object({ ...leaseRef, error: jobError, retryable: z.boolean() })),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      const outcome = await getRunnerInbox(c.env).fail({
+        jobId: id,
+        leaseId: body.lease_id,
+        error: body.error,
+        retryable: body.retryable,
+        now: c.var.clock.nowMs(),
+      });
+      return c.json(finishResponse(outcome, id));
+    },
+  );

@@ -12,9 +12,18 @@ describe("recordInboxNotices", () => {
     const db = getDb(env.DB);
     const base = { job_id: body.job_id, kind: "utility", owner: { kind: "admin" as const, id: "a" }, attempt: 1, leased_by: "rnr_x" };
     const leased: InboxNotice = { ...base, type: "job.leased", status: "leased", at: new Date().toISOString() };
-    const completed: InboxNotice = { ...base, type: "job.completed", status: "completed", at: new Date().toISOString(), result: { text: "done" } };
+    const completed: InboxNotice = {
+      ...base,
+      type: "job.completed",
+      status: "completed",
+      at: new Date().toISOString(),
+      result: { text: "done" },
+    };
 
-    await recordInboxNotices(db, "inbox-x", [{ seq: 1, notice: leased }, { seq: 2, notice: completed }]);
+    await recordInboxNotices(db, "inbox-x", [
+      { seq: 1, notice: leased },
+      { seq: 2, notice: completed },
+    ]);
     // a slower, overlapping delivery of the first notice lands afterwards
     await recordInboxNotices(db, "inbox-x", [{ seq: 1, notice: leased }]);
 

@@ -22,8 +22,19 @@ function message(overrides: Partial<DispatchMessage> = {}): DispatchMessage {
   } as DispatchMessage;
 }
 
-const lease = (stub: ReturnType<typeof inbox>, now: number, extra: Partial<{ capacity: number; runtimes: ("offline" | "claude")[]; runnerId: string }> = {}) =>
-  stub.lease({ runnerId: extra.runnerId ?? "rnr_a", capacity: extra.capacity ?? 1, runtimes: extra.runtimes ?? ["offline"], waitMs: 0, visibilityMs: VISIBILITY, now });
+const lease = (
+  stub: ReturnType<typeof inbox>,
+  now: number,
+  extra: Partial<{ capacity: number; runtimes: ("offline" | "claude")[]; runnerId: string }> = {},
+) =>
+  stub.lease({
+    runnerId: extra.runnerId ?? "rnr_a",
+    capacity: extra.capacity ?? 1,
+    runtimes: extra.runtimes ?? ["offline"],
+    waitMs: 0,
+    visibilityMs: VISIBILITY,
+    now,
+  });
 
 describe("RunnerInbox", () => {
   it("leases a queued job once, with attempt 1 and a lease expiry", async () => {
@@ -62,8 +73,14 @@ describe("RunnerInbox", () => {
     expect(extended).toEqual({ ok: true, lease_expires_at: new Date(now + 100_000).toISOString() });
     // past the original expiry but inside the extension: still leased
     expect(await lease(stub, now + VISIBILITY + 1_000)).toEqual([]);
-    expect(await stub.extend({ jobId: job!.job_id, leaseId: "lease_bogus", extendMs: 90_000, now })).toEqual({ ok: false, reason: "stale_lease" });
-    expect(await stub.extend({ jobId: "job_0000000000000000", leaseId: job!.lease_id, extendMs: 90_000, now })).toEqual({ ok: false, reason: "not_found" });
+    expect(await stub.extend({ jobId: job!.job_id, leaseId: "lease_bogus", extendMs: 90_000, now })).toEqual({
+      ok: false,
+      reason: "stale_lease",
+    });
+    expect(await stub.extend({ jobId: "job_0000000000000000", leaseId: job!.lease_id, extendMs: 90_000, now })).toEqual({
+      ok: false,
+      reason: "not_found",
+    });
   });
 
   it("re-leases a lapsed job with attempt+1 and refuses the old holder afterwards", async () => {
@@ -74,7 +91,12 @@ describe("RunnerInbox", () => {
     const [second] = await lease(stub, t0 + VISIBILITY, { runnerId: "rnr_b" });
     expect(second).toMatchObject({ job_id: first!.job_id, attempt: 2 });
     expect(second!.lease_id).not.toBe(first!.lease_id);
-    const stale = await stub.complete({ jobId: first!.job_id, leaseId: first!.lease_id, result: { text: "late" }, now: t0 + VISIBILITY + 1 });
+    const stale = await stub.complete({
+      jobId: first!.job_id,
+      leaseId: first!.lease_id,
+      result: { text: "late" },
+      now: t0 + VISIBILITY + 1,
+    });
     expect(stale).toEqual({ ok: false, reason: "stale_lease", status: "leased" });
   });
 
@@ -111,7 +133,10 @@ describe("RunnerInbox", () => {
     expect(await stub.complete(args)).toEqual({ ok: true, duplicate: false, status: "completed" });
     expect(await stub.complete(args)).toEqual({ ok: true, duplicate: true, status: "completed" });
     expect(await stub.complete({ ...args, leaseId: "lease_other" })).toMatchObject({ ok: false, reason: "stale_lease" });
-    expect(await stub.fail({ ...args, error: { code: "cli_error", message: "late" }, retryable: false })).toMatchObject({ ok: false, reason: "stale_lease" });
+    expect(await stub.fail({ ...args, error: { code: "cli_error", message: "late" }, retryable: false })).toMatchObject({
+      ok: false,
+      reason: "stale_lease",
+    });
   });
 
   it("re-queues a retryable failure, fails a non-retryable one, and kills a retryable one on the last attempt", async () => {
@@ -120,17 +145,29 @@ describe("RunnerInbox", () => {
     await stub.enqueue({ message: message(), maxAttempts: 2, now });
     const [a1] = await lease(stub, now);
     const err = { code: "timeout", message: "no result after 1.5 s" };
-    expect(await stub.fail({ jobId: a1!.job_id, leaseId: a1!.lease_id, error: err, retryable: true, now })).toMatchObject({ ok: true, status: "queued" });
+    expect(await stub.fail({ jobId: a1!.job_id, leaseId: a1!.lease_id, error: err, retryable: true, now })).toMatchObject({
+      ok: true,
+      status: "queued",
+    });
     // the same failure again is a no-op, not a second retry
-    expect(await stub.fail({ jobId: a1!.job_id, leaseId: a1!.lease_id, error: err, retryable: true, now })).toMatchObject({ ok: true, duplicate: true });
+    expect(await stub.fail({ jobId: a1!.job_id, leaseId: a1!.lease_id, error: err, retryable: true, now })).toMatchObject({
+      ok: true,
+      duplicate: true,
+    });
     const [a2] = await lease(stub, now);
     expect(a2?.attempt).toBe(2);
-    expect(await stub.fail({ jobId: a2!.job_id, leaseId: a2!.lease_id, error: err, retryable: true, now })).toMatchObject({ ok: true, status: "dead" });
+    expect(await stub.fail({ jobId: a2!.job_id, leaseId: a2!.lease_id, error: err, retryable: true, now })).toMatchObject({
+      ok: true,
+      status: "dead",
+    });
 
     await stub.enqueue({ message: message(), maxAttempts: 3, now });
     const [b1] = await lease(stub, now);
     const fatal = { code: "not_logged_in", message: "Not logged in" };
-    expect(await stub.fail({ jobId: b1!.job_id, leaseId: b1!.lease_id, error: fatal, retryable: false, now })).toMatchObject({ ok: true, status: "failed" });
+    expect(await stub.fail({ jobId: b1!.job_id, leaseId: b1!.lease_id, error: fatal, retryable: false, now })).toMatchObject({
+      ok: true,
+      status: "failed",
+    });
     expect(await lease(stub, now)).toEqual([]);
   });
 
@@ -149,7 +186,9 @@ describe("RunnerInbox", () => {
 
   it("returns an empty list when a long-poll times out with no work", async () => {
     const stub = inbox();
-    expect(await stub.lease({ runnerId: "rnr_a", capacity: 1, runtimes: ["offline"], waitMs: 200, visibilityMs: VISIBILITY, now: Date.now() })).toEqual([]);
+    expect(
+      await stub.lease({ runnerId: "rnr_a", capacity: 1, runtimes: ["offline"], waitMs: 200, visibilityMs: VISIBILITY, now: Date.now() }),
+    ).toEqual([]);
   });
 
   it("lapses leases from its alarm, without any caller", async () => {

@@ -32,7 +32,10 @@ describe("runner protocol through the Worker", () => {
     const [job] = await leaseWhenDelivered(runner.token, 1);
     expect(job).toMatchObject({ job_id: jobId, kind: "utility", attempt: 1, payload: { runtime: "offline", prompt: "ping" } });
 
-    const extend = await call(`/v1/runner/jobs/${jobId}/extend`, { token: runner.token, body: { lease_id: job!.lease_id, extend_ms: 60_000 } });
+    const extend = await call(`/v1/runner/jobs/${jobId}/extend`, {
+      token: runner.token,
+      body: { lease_id: job!.lease_id, extend_ms: 60_000 },
+    });
     expect(extend.status).toBe(200);
 
     const result = { text: "[offline runtime] ping", runtime: "offline", duration_ms: 3 };
@@ -62,7 +65,10 @@ describe("runner protocol through the Worker", () => {
       expect(res.status, verb).toBe(409);
       expect(res.body.code).toBe("stale_lease");
     }
-    expect((await call(`/v1/runner/jobs/job_ffffffffffffffff/complete`, { token: runner.token, body: { lease_id: job!.lease_id, result: {} } })).status).toBe(404);
+    expect(
+      (await call(`/v1/runner/jobs/job_ffffffffffffffff/complete`, { token: runner.token, body: { lease_id: job!.lease_id, result: {} } }))
+        .status,
+    ).toBe(404);
   });
 
   it("records a non-retryable failure with its code on the job", async () => {
@@ -70,7 +76,10 @@ describe("runner protocol through the Worker", () => {
     const { body } = await call("/v1/admin/jobs", { body: utilityJob({ runtime: "claude" }) });
     const [job] = await leaseWhenDelivered(runner.token, 1);
     const error = { code: "not_logged_in", message: "Not logged in · Please run /login" };
-    const res = await call(`/v1/runner/jobs/${job!.job_id}/fail`, { token: runner.token, body: { lease_id: job!.lease_id, error, retryable: false } });
+    const res = await call(`/v1/runner/jobs/${job!.job_id}/fail`, {
+      token: runner.token,
+      body: { lease_id: job!.lease_id, error, retryable: false },
+    });
     expect(res.body).toMatchObject({ status: "failed" });
     expect((await call(`/v1/admin/jobs/${body.job_id}`)).body).toMatchObject({ status: "failed", error });
   });
@@ -119,7 +128,11 @@ describe("runner protocol through the Worker", () => {
       error: { code: "lease_expired" },
     });
     const dead = await call(`/v1/events?type=job.dead&subject=${body.job_id}`);
-    expect(dead.body.events).toEqual([expect.objectContaining({ payload: expect.objectContaining({ reason: "lease_expired", owner: { kind: "admin", id: "bootstrap-admin" } }) })]);
+    expect(dead.body.events).toEqual([
+      expect.objectContaining({
+        payload: expect.objectContaining({ reason: "lease_expired", owner: { kind: "admin", id: "bootstrap-admin" } }),
+      }),
+    ]);
   });
 
   it("answers 404 for a tick that is not part of this build and 422 for a name that is no tick", async () => {
@@ -141,7 +154,13 @@ describe("dispatch queue consumers", () => {
 
   it("marks a job dead with reason dispatch_failed when its message is dead-lettered", async () => {
     const { body } = await call("/v1/admin/jobs", { body: utilityJob({ runtime: "grok" }) });
-    const message = { job_id: body.job_id, kind: "utility", payload: { runtime: "grok", prompt: "x", timeout_ms: 60_000 }, owner: { kind: "admin", id: "a" }, enqueued_at: new Date().toISOString() };
+    const message = {
+      job_id: body.job_id,
+      kind: "utility",
+      payload: { runtime: "grok", prompt: "x", timeout_ms: 60_000 },
+      owner: { kind: "admin", id: "a" },
+      enqueued_at: new Date().toISOString(),
+    };
     const batch = createMessageBatch("crewplane-dispatch-dlq", [{ id: "m-dead", timestamp: new Date(), attempts: 6, body: message }]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env);

@@ -9,25 +9,47 @@ import { validate } from "../../../lib/validation";
 import type { AppEnv } from "../../app-env";
 
 const clockChange = z.union([
-  z.object({ advance_ms: z.number().int().min(0).max(400 * 24 * 3_600_000) }).strict(),
+  z
+    .object({
+      advance_ms: z
+        .number()
+        .int()
+        .min(0)
+        .max(400 * 24 * 3_600_000),
+    })
+    .strict(),
   z.object({ set: z.iso.datetime() }).strict(),
 ]);
 
 export const clockRoutes = new Hono<AppEnv>()
   .get("/", requireAuth({ operator: "admin" }), (c) => c.json({ now: c.var.clock.now().toISOString(), offset_ms: c.var.clock.offsetMs }))
-  .post("/", requireAuth({ operator: "admin" }), async (c, next) => {
-    // The test clock does not exist in production: not "forbidden", simply absent.
-    if (!testClockEnabled(c.env)) throw new AppError("not_found", "The test clock is not available in production");
-    await next();
-  }, validate("json", clockChange), async (c) => {
-    const change = c.req.valid("json");
-    const before = c.var.clock;
-    const offsetMs = "advance_ms" in change ? before.offsetMs + change.advance_ms : Date.parse(change.set) - Date.now();
-    const db = getDb(c.env.DB);
-    const now = new Date(Date.now() + offsetMs);
-    await db.batch([
-      saveClockOffset(db, offsetMs, now),
-      appendEvent(db, { type: "clock.changed", subject: "clock", payload: { offset_ms: offsetMs, previous_offset_ms: before.offsetMs, by: c.var.principal.id } }, now),
-    ]);
-    return c.json({ now: now.toISOString(), offset_ms: offsetMs });
-  });
+  .post(
+    "/",
+    requireAuth({ operator: "admin" }),
+    async (c, next) => {
+      // The test clock does not exist in production: not "forbidden", simply absent.
+      if (!testClockEnabled(c.env)) throw new AppError("not_found", "The test clock is not available in production");
+      await next();
+    },
+    validate("json", clockChange),
+    async (c) => {
+      const change = c.req.valid("json");
+      const before = c.var.clock;
+      const offsetMs = "advance_ms" in change ? before.offsetMs + change.advance_ms : Date.parse(change.set) - Date.now();
+      const db = getDb(c.env.DB);
+      const now = new Date(Date.now() + offsetMs);
+      await db.batch([
+        saveClockOffset(db, offsetMs, now),
+        appendEvent(
+          db,
+          {
+            type: "clock.changed",
+            subject: "clock",
+            payload: { offset_ms: offsetMs, previous_offset_ms: before.offsetMs, by: c.var.principal.id },
+          },
+          now,
+        ),
+      ]);
+      return c.json({ now: now.toISOString(), offset_ms: offsetMs });
+    },
+  );

@@ -14,7 +14,12 @@ const diagnosticJob = utilityPayload.extend({ kind: z.literal("utility") }).stri
 export const jobsRoutes = new Hono<AppEnv>()
   .post("/", requireAuth({ operator: "admin" }), validate("json", diagnosticJob), async (c) => {
     const { kind, ...payload } = c.req.valid("json");
-    const { job_id } = await submitJob(c.env, getDb(c.env.DB), { kind, payload, owner: { kind: "admin", id: c.var.principal.id } }, c.var.clock.now());
+    const { job_id } = await submitJob(
+      c.env,
+      getDb(c.env.DB),
+      { kind, payload, owner: { kind: "admin", id: c.var.principal.id } },
+      c.var.clock.now(),
+    );
     return c.json({ job_id }, 202);
   })
   .get("/:id", requireAuth({ operator: "admin" }), validate("param", z.object({ id: z.string().min(1).max(64) })), async (c) => {

@@ -10,14 +10,23 @@ import type { AppEnv } from "../../app-env";
 
 const newOperator = z.object({ name: z.string().trim().min(1).max(100), role: z.enum(OPERATOR_ROLES) });
 
-export const operatorsRoutes = new Hono<AppEnv>().post("/", requireAuth({ operator: "admin" }), validate("json", newOperator), async (c) => {
-  const { name, role } = c.req.valid("json");
-  const db = getDb(c.env.DB);
-  const now = c.var.clock.now();
-  const cred = await mintCredential(db, { kind: "operator", name, role }, now);
-  await db.batch([
-    cred.insert,
-    appendEvent(db, { type: "operator.created", subject: cred.id, payload: { operator_id: cred.id, name, role, by: c.var.principal.id } }, now),
-  ]);
-  return c.json({ operator_id: cred.id, name, role, token: cred.token }, 201);
-});
+export const operatorsRoutes = new Hono<AppEnv>().post(
+  "/",
+  requireAuth({ operator: "admin" }),
+  validate("json", newOperator),
+  async (c) => {
+    const { name, role } = c.req.valid("json");
+    const db = getDb(c.env.DB);
+    const now = c.var.clock.now();
+    const cred = await mintCredential(db, { kind: "operator", name, role }, now);
+    await db.batch([
+      cred.insert,
+      appendEvent(
+        db,
+        { type: "operator.created", subject: cred.id, payload: { operator_id: cred.id, name, role, by: c.var.principal.id } },
+        now,
+      ),
+    ]);
+    return c.json({ operator_id: cred.id, name, role, token: cred.token }, 201);
+  },
+);

@@ -15,10 +15,15 @@ export const ticksRoutes = new Hono<AppEnv>().post(
   async (c) => {
     const { name } = c.req.valid("param");
     const tick = TICKS[name];
-    if (!tick) throw new AppError("not_found", `The '${name}' tick is not part of this build yet`, { extra: { available: Object.keys(TICKS) } });
+    if (!tick)
+      throw new AppError("not_found", `The '${name}' tick is not part of this build yet`, { extra: { available: Object.keys(TICKS) } });
     const now = c.var.clock.now();
     const summary = await tick.run(c.env, now);
-    await appendEvent(getDb(c.env.DB), { type: "tick.ran", subject: `tick:${name}`, payload: { name, summary, trigger: "admin", by: c.var.principal.id } }, now);
+    await appendEvent(
+      getDb(c.env.DB),
+      { type: "tick.ran", subject: `tick:${name}`, payload: { name, summary, trigger: "admin", by: c.var.principal.id } },
+      now,
+    );
     return c.json({ ran: name, summary });
   },
 );
