@@ -225,6 +225,7 @@ export class RunnerInbox extends DurableObject<Env> {
         job_id: row.job_id,
         lease_id: leaseId,
         lease_expires_at: new Date(expiresAt).toISOString(),
+        lease_ms: req.visibilityMs,
         kind: row.kind,
         attempt: row.attempt,
         payload: JSON.parse(row.payload) as DispatchMessage["payload"],
@@ -386,6 +387,8 @@ export interface LeasedJob {
   job_id: string;
   lease_id: string;
   lease_expires_at: string;
+  /** The lease length granted, so a runner need not compare our (possibly test) clock with its own. */
+  lease_ms: number;
   kind: string;
   attempt: number;
   payload: DispatchMessage["payload"];

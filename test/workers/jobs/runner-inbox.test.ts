@@ -45,6 +45,7 @@ describe("RunnerInbox", () => {
     const [job] = await lease(stub, now);
     expect(job).toMatchObject({ job_id: msg.job_id, kind: "utility", attempt: 1, payload: msg.payload });
     expect(Date.parse(job!.lease_expires_at)).toBe(now + VISIBILITY);
+    expect(job!.lease_ms).toBe(VISIBILITY);
     expect(await lease(stub, now)).toEqual([]);
   });
 

@@ -1,0 +1,111 @@
+/**
+ * Command-line parsing only: argv + environment → a typed options object. Nothing here touches
+ * the network or the filesystem; bad input throws UsageError (exit code 2).
+ */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { UsageError } from "./errors.ts";
+import { KNOWN_RUNTIMES } from "./runtimes/index.ts";
+
+export interface RunnerOptions {
+  url: string;
+  token: string;
+  home: string;
+  concurrency: number;
+  /** Restricts the advertised runtimes; undefined means every runtime that is available. */
+  runtimes?: string[];
+}
+
+export type CliCommand = { command: "help" } | { command: "run"; options: RunnerOptions };
+
+export const USAGE = `Usage: crewplane-runner --url <base> --token <runner token> [options]
+
+Options:
+  --url <base>          Worker base URL (env CREWPLANE_URL)
+  --token <token>       runner token (env CREWPLANE_RUNNER_TOKEN)
+  --home <dir>          working directory root (env CREWPLANE_HOME, default ~/.crewplane)
+  --concurrency <n>     jobs run at once (env CREWPLANE_CONCURRENCY, default 2)
+  --runtimes <a,b>      only offer these runtimes (known: ${KNOWN_RUNTIMES.join(", ")})
+  -h, --help            show this help
+`;
+
+const MAX_CONCURRENCY = 64;
+
+export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): CliCommand {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        url: { type: "string" },
+        token: { type: "string" },
+        home: { type: "string" },
+        concurrency: { type: "string" },
+        runtimes: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  if (values.help) return { command: "help" };
+
+  const url = values.url ?? env.CREWPLANE_URL;
+  if (!url) throw new UsageError("missing --url (or CREWPLANE_URL)");
+  const token = values.token ?? env.CREWPLANE_RUNNER_TOKEN;
+  if (!token) throw new UsageError("missing --token (or CREWPLANE_RUNNER_TOKEN)");
+
+  const home = values.home ?? env.CREWPLANE_HOME ?? join(homedir(), ".crewplane");
+  const runtimes = values.runtimes === undefined ? undefined : parseRuntimes(values.runtimes);
+  return {
+    command: "run",
+    options: {
+      url: parseUrl(url),
+      token,
+      home: resolve(expandTilde(home)),
+      concurrency: parseConcurrency(values.concurrency ?? env.CREWPLANE_CONCURRENCY ?? "2"),
+      ...(runtimes ? { runtimes } : {}),
+    },
+  };
+}
+
+function parseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`--url is not a URL: ${raw}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--url must be http(s): ${raw}`);
+  return raw.replace(/\/+$/, "");
+}
+
+function parseConcurrency(raw: string): number {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isInteger(n) || n < 1 || n > MAX_CONCURRENCY) {
+    throw new UsageError(`--concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, got "${raw}"`);
+  }
+  return n;
+}
+
+function parseRuntimes(raw: string): string[] {
+  const names = [
+    ...new Set(
+      raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
+  if (names.length === 0) throw new UsageError("--runtimes needs at least one runtime name");
+  const unknown = names.filter((name) => !KNOWN_RUNTIMES.includes(name));
+  if (unknown.length > 0) throw new UsageError(`unknown runtime(s) ${unknown.join(", ")}; this runner knows ${KNOWN_RUNTIMES.join(", ")}`);
+  return names;
+}
+
+function expandTilde(path: string): string {
+  return path === "~" || path.startsWith("~/") ? join(homedir(), path.slice(1)) : path;
+}

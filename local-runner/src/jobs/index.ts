@@ -1,0 +1,18 @@
+/** Dispatch by job kind. Unknown kinds are failed, not ignored, so they do not sit leased until expiry. */
+import type { LeasedJob } from "../protocol.ts";
+import { runUtilityJob } from "./utility.ts";
+import type { JobContext, JobOutcome } from "./utility.ts";
+
+export type { JobContext, JobOutcome } from "./utility.ts";
+
+export async function runJob(job: LeasedJob, ctx: JobContext): Promise<JobOutcome> {
+  switch (job.kind) {
+    case "utility":
+      return runUtilityJob(job, ctx);
+    default:
+      return {
+        kind: "failed",
+        failure: { code: "unsupported_job", message: `job kind "${job.kind}" is not supported by this runner`, retryable: false },
+      };
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * The runner's main loop: lease jobs while there are free slots, run each with its lease kept
+ * alive, report the outcome. On shutdown it stops leasing, kills running jobs and fails them as
+ * `runner_shutdown` so the server can hand them to another runner straight away.
+ */
+import { isTransient, StaleLeaseError } from "./api-client.ts";
+import type { ApiClient } from "./api-client.ts";
+import { createBackoff, sleep } from "./backoff.ts";
+import { UnauthorizedError } from "./errors.ts";
+import { runJob } from "./jobs/index.ts";
+import type { JobOutcome } from "./jobs/index.ts";
+import { leaseLengthMs, startLeaseKeeper } from "./lease-keeper.ts";
+import type { Logger } from "./logger.ts";
+import type { JobFailure, LeasedJob } from "./protocol.ts";
+import type { RuntimeTable } from "./runtimes/index.ts";
+
+export interface PollLoopOptions {
+  client: ApiClient;
+  runtimes: RuntimeTable;
+  home: string;
+  concurrency: number;
+  logger: Logger;
+  /** How long the server may hold a lease request (API allows ≤ 25000). */
+  waitMs?: number;
+  env?: NodeJS.ProcessEnv;
+  killGraceMs?: number;
+  /** Delays for lease retries after errors. */
+  backoff?: { initialMs: number; maxMs: number };
+  /** Attempts and first delay for delivering complete/fail. */
+  report?: { attempts: number; initialMs: number };
+}
+
+export interface PollLoop {
+  /** Resolves after a shutdown has drained every job; rejects with UnauthorizedError on 401/403. */
+  run(): Promise<void>;
+  /** Idempotent; resolves when `run()` has finished. */
+  shutdown(reason: string): Promise<void>;
+}
+
+type StopReason = "stale_lease" | "shutdown";
+
+interface RunningJob {
+  job: LeasedJob;
+  controller: AbortController;
+  stopReason?: StopReason;
+  done: Promise<void>;
+}
+
+/** A lease call that comes back empty faster than this is not long-polling; don't hammer the server. */
+const MIN_EMPTY_POLL_MS = 1000;
+const SHUTDOWN_REPORT = { attempts: 2, initialMs: 500 };
+
+export function createPollLoop(options: PollLoopOptions): PollLoop {
+  const { client, runtimes, logger, concurrency } = options;
+  const waitMs = options.waitMs ?? 20_000;
+  const backoff = createBackoff(options.backoff?.initialMs ?? 1000, options.backoff?.maxMs ?? 15_000);
+  const reportPolicy = options.report ?? { attempts: 4, initialMs: 1000 };
+  const running = new Map<string, RunningJob>();
+  const stop = new AbortController();
+  let stopCause = "";
+  let wakeLoop: (() => void) | undefined;
+  let runPromise: Promise<void> | undefined;
+
+  function startJob(job: LeasedJob): void {
+    const previous = running.get(job.job_id);
+    if (previous) {
+      // The server leased this job again, so our older lease on it is void.
+      logger.warn("job.re_leased", { job_id: job.job_id, old_lease_id: previous.job.lease_id, lease_id: job.lease_id });
+      abortJob(previous, "stale_lease");
+    }
+    const { ms: leaseMs, skewed } = leaseLengthMs(job.lease_expires_at, Date.now(), job.lease_ms);
+    if (skewed)
+      logger.warn("lease.clock_skew", {
+        job_id: job.job_id,
+        lease_expires_at: job.lease_expires_at,
+        local_now: new Date().toISOString(),
+        using_lease_ms: leaseMs,
+      });
+    const entry: RunningJob = { job, controller: new AbortController(), done: Promise.resolve() };
+    logger.info("job.started", {
+      job_id: job.job_id,
+      lease_id: job.lease_id,
+      kind: job.kind,
+      attempt: job.attempt,
+      lease_ms: leaseMs,
+      runtime: runtimeOf(job),
+    });
+    const keeper = startLeaseKeeper({ client, job, leaseMs, logger, onStale: () => abortJob(entry, "stale_lease") });
+    if (stop.signal.aborted) abortJob(entry, "shutdown");
+
+    entry.done = (async () => {
+      let outcome: JobOutcome;
+      try {
+        outcome = await runJob(job, {
+          runtimes,
+          home: options.home,
+          signal: entry.controller.signal,
+          ...(options.env ? { env: options.env } : {}),
+          ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+        });
+      } catch (err) {
+        logger.error("job.crashed", { job_id: job.job_id, error: err });
+        outcome = {
+          kind: "failed",
+          failure: { code: "spawn_failed", message: `runner could not run the job: ${errorMessage(err)}`, retryable: false },
+        };
+      } finally {
+        keeper.stop();
+      }
+      await reportOutcome(entry, outcome);
+    })().finally(() => {
+      if (running.get(job.job_id) === entry) running.delete(job.job_id);
+      wakeLoop?.();
+    });
+    running.set(job.job_id, entry);
+  }
+
+  function abortJob(entry: RunningJob, reason: StopReason): void {
+    entry.stopReason ??= reason;
+    entry.controller.abort();
+  }
+
+  async function reportOutcome(entry: RunningJob, outcome: JobOutcome): Promise<void> {
+    const { job } = entry;
+    if (entry.stopReason === "stale_lease") {
+      logger.warn("job.dropped", {
+        job_id: job.job_id,
+        lease_id: job.lease_id,
+        reason: "stale lease: the job was leased to another runner; not reporting",
+      });
+      return;
+    }
+    if (outcome.kind === "completed") {
+      logger.info("job.succeeded", { job_id: job.job_id, runtime: outcome.result.runtime, duration_ms: outcome.result.duration_ms });
+      await deliver(job, "complete", () => client.complete(job, outcome.result));
+      return;
+    }
+    const failure: JobFailure =
+      outcome.kind === "failed"
+        ? outcome.failure
+        : { code: "runner_shutdown", message: `runner shut down (${stopCause || "stopped"}) while the job was running`, retryable: true };
+    logger.warn("job.failed", { job_id: job.job_id, code: failure.code, retryable: failure.retryable, message: failure.message });
+    await deliver(job, "fail", () => client.fail(job, failure));
+  }
+
+  async function deliver(job: LeasedJob, verb: "complete" | "fail", send: () => Promise<void>): Promise<void> {
+    const policy = stop.signal.aborted ? SHUTDOWN_REPORT : reportPolicy;
+    const retry = createBackoff(policy.initialMs, 15_000);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await send();
+        logger.info(`job.reported`, { job_id: job.job_id, verb });
+        return;
+      } catch (err) {
+        if (err instanceof StaleLeaseError) {
+          logger.warn("job.dropped", { job_id: job.job_id, verb, reason: `stale lease on ${verb}: ${err.message}` });
+          return;
+        }
+        if (!isTransient(err) || attempt >= policy.attempts) {
+          logger.error("job.report_undelivered", {
+            job_id: job.job_id,
+            verb,
+            attempts: attempt,
+            error: err,
+            consequence: "the lease will expire and the server will lease the job again",
+          });
+          return;
+        }
+        const delay = retry.next();
+        logger.warn("job.report_retry", { job_id: job.job_id, verb, attempt, retry_in_ms: delay, error: err });
+        await sleep(delay);
+      }
+    }
+  }
+
+  function waitForFreeSlot(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        wakeLoop = undefined;
+        stop.signal.removeEventListener("abort", done);
+        resolve();
+      };
+      wakeLoop = done;
+      stop.signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  async function loop(): Promise<void> {
+    const advertised = [...runtimes.keys()];
+    let fatal: unknown;
+    while (!stop.signal.aborted) {
+      const free = concurrency - running.size;
+      if (free <= 0) {
+        await waitForFreeSlot();
+        continue;
+      }
+      const startedAt = Date.now();
+      let jobs: LeasedJob[];
+      try {
+        jobs = await client.lease({ capacity: free, wait_ms: waitMs, runtimes: advertised }, stop.signal);
+        backoff.reset();
+      } catch (err) {
+        if (stop.signal.aborted) {
+          logger.info("lease.aborted", { note: "in-flight lease request cancelled by shutdown" });
+          break;
+        }
+        if (err instanceof UnauthorizedError) {
+          logger.error("runner.unauthorized", {
+            status: err.status,
+            error: err.message,
+            hint: "the runner token was rejected; check --token / CREWPLANE_RUNNER_TOKEN",
+          });
+          fatal = err;
+          beginShutdown("unauthorized");
+          break;
+        }
+        const delay = backoff.next();
+        logger.warn("lease.failed", { error: err, retry_in_ms: delay, transient: isTransient(err) });
+        await sleep(delay, stop.signal);
+        continue;
+      }
+      if (jobs.length > free) logger.warn("lease.over_capacity", { requested: free, received: jobs.length });
+      // Jobs that arrive as shutdown begins are still started, then immediately failed as runner_shutdown.
+      for (const job of jobs) startJob(job);
+      const elapsed = Date.now() - startedAt;
+      if (jobs.length === 0 && elapsed < MIN_EMPTY_POLL_MS) await sleep(MIN_EMPTY_POLL_MS - elapsed, stop.signal);
+    }
+    while (running.size > 0) await Promise.allSettled([...running.values()].map((entry) => entry.done));
+    logger.info("runner.stopped", { reason: stopCause });
+    if (fatal) throw fatal;
+  }
+
+  function beginShutdown(reason: string): void {
+    if (stop.signal.aborted) return;
+    stopCause = reason;
+    logger.info("runner.stopping", { reason, running_jobs: [...running.keys()] });
+    stop.abort();
+    for (const entry of running.values()) abortJob(entry, "shutdown");
+  }
+
+  return {
+    run() {
+      runPromise ??= loop();
+      return runPromise;
+    },
+    shutdown(reason) {
+      beginShutdown(reason);
+      return runPromise ? runPromise.catch(() => undefined) : Promise.resolve();
+    },
+  };
+}
+
+function runtimeOf(job: LeasedJob): string | undefined {
+  const payload = job.payload as { runtime?: unknown } | null;
+  return payload && typeof payload.runtime === "string" ? payload.runtime : undefined;
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,83 @@
+/**
+ * The runner side of the Worker's runner protocol (API.md "Runner protocol"), as zod schemas.
+ * Everything the Worker sends is parsed here before the runner acts on it.
+ */
+import { z } from "zod";
+
+const isoTimestamp = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: "expected an ISO-8601 timestamp" });
+
+/**
+ * Only the fields needed to report back are required at this level: a job whose kind or payload
+ * this runner does not understand must still be failed as `unsupported_job`, not silently dropped.
+ */
+export const leasedJobSchema = z.object({
+  job_id: z.string().min(1),
+  lease_id: z.string().min(1),
+  lease_expires_at: isoTimestamp,
+  /** The lease length the Worker granted; preferred over lease_expires_at, which is in the Worker's clock. */
+  lease_ms: z.number().int().positive().optional(),
+  kind: z.string(),
+  attempt: z.number().int().nonnegative(),
+  payload: z.unknown(),
+});
+export type LeasedJob = z.infer<typeof leasedJobSchema>;
+
+export const leaseResponseSchema = z.object({ jobs: z.array(leasedJobSchema) });
+export type LeaseResponse = z.infer<typeof leaseResponseSchema>;
+
+export const problemSchema = z
+  .object({
+    type: z.string().optional(),
+    title: z.string().optional(),
+    status: z.number().optional(),
+    detail: z.string().optional(),
+    code: z.string().optional(),
+    errors: z.array(z.object({ path: z.unknown().optional(), message: z.string().optional() }).loose()).optional(),
+  })
+  .loose();
+export type Problem = z.infer<typeof problemSchema>;
+
+export interface LeaseRequest {
+  capacity: number;
+  wait_ms: number;
+  runtimes: string[];
+}
+
+export interface Usage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number;
+  cache_creation_input_tokens?: number;
+}
+
+/** Unknown usage or cost is left out, never reported as 0. */
+export interface JobResult {
+  text: string;
+  runtime: string;
+  model?: string;
+  session_id?: string;
+  duration_ms: number;
+  usage?: Usage;
+  cost_usd?: number;
+}
+
+export const FAILURE_CODES = [
+  "not_logged_in",
+  "cli_error",
+  "max_turns",
+  "timeout",
+  "incomplete_output",
+  "spawn_failed",
+  "unsupported_job",
+  "runner_shutdown",
+] as const;
+export type FailureCode = (typeof FAILURE_CODES)[number];
+
+/** The Worker stores at most this much of a failure message. */
+export const MAX_FAILURE_MESSAGE = 4000;
+
+export interface JobFailure {
+  code: FailureCode;
+  message: string;
+  retryable: boolean;
+}

@@ -1,0 +1,57 @@
+/**
+ * The `run` command: detect runtimes, then poll the Worker until SIGTERM/SIGINT.
+ */
+import { mkdir } from "node:fs/promises";
+import { createApiClient } from "./api-client.ts";
+import type { RunnerOptions } from "./cli.ts";
+import { UsageError } from "./errors.ts";
+import { createLogger } from "./logger.ts";
+import type { Logger } from "./logger.ts";
+import { createPollLoop } from "./poll-loop.ts";
+import { detectRuntimes } from "./runtimes/index.ts";
+
+export async function runRunner(options: RunnerOptions, logger: Logger = createLogger()): Promise<void> {
+  const { runtimes, missing } = detectRuntimes({ ...(options.runtimes ? { only: options.runtimes } : {}) });
+  if (missing.length > 0) {
+    const level = options.runtimes ? "warn" : "info";
+    logger[level]("runtimes.missing", { runtimes: missing, note: "executable not found on PATH; not advertised" });
+  }
+  if (runtimes.size === 0)
+    throw new UsageError(`none of the requested runtimes (${options.runtimes?.join(", ")}) is available on this host`);
+
+  await mkdir(options.home, { recursive: true });
+  logger.info("runner.starting", {
+    url: options.url,
+    home: options.home,
+    concurrency: options.concurrency,
+    runtimes: [...runtimes.keys()],
+    executables: Object.fromEntries([...runtimes.values()].flatMap((r) => (r.kind === "cli" ? [[r.name, r.executable]] : []))),
+  });
+
+  const loop = createPollLoop({
+    client: createApiClient({ baseUrl: options.url, token: options.token }),
+    runtimes,
+    home: options.home,
+    concurrency: options.concurrency,
+    logger,
+  });
+
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals += 1;
+    if (signals > 1) {
+      // A second signal means "now": skip the graceful fail reports. Leases expire on their own.
+      logger.warn("runner.forced_exit", { signal });
+      process.exit(130);
+    }
+    void loop.shutdown(signal);
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  try {
+    await loop.run();
+  } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  }
+}

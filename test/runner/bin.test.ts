@@ -1,0 +1,92 @@
+/**
+ * The real launcher, started the way an operator starts it, against a fake Worker.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { afterEach, describe, expect, it } from "vitest";
+import { workDirFor } from "../../local-runner/src/work-dir.ts";
+import { startFakeServer } from "./helpers/fake-server.ts";
+import { fakeClisDir, runnerBin, tempDir } from "./helpers/paths.ts";
+import { expectAllDead, readFakePids, waitFor } from "./helpers/processes.ts";
+
+const teardown: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const fn of teardown.splice(0).reverse()) await fn();
+});
+
+interface Started {
+  child: ChildProcess;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function startRunner(args: string[], env: NodeJS.ProcessEnv = {}): Started {
+  // Started from a neutral cwd, not through npm, to prove the launcher finds Node 22 on its own.
+  const child = spawn(runnerBin, args, {
+    cwd: "/",
+    env: { ...process.env, PATH: `${fakeClisDir}:${process.env.PATH}`, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr += chunk));
+  child.stdout!.resume();
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  teardown.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return { child, stderr: () => stderr, exited };
+}
+
+describe("crewplane-runner bin", () => {
+  it("on SIGTERM kills the running CLI, reports runner_shutdown and exits 0", async () => {
+    const server = await startFakeServer();
+    teardown.push(() => server.close());
+    const { dir: home, cleanup } = tempDir();
+    teardown.push(cleanup);
+
+    const runner = startRunner([
+      "--url",
+      server.url,
+      "--token",
+      server.token,
+      "--home",
+      home,
+      "--concurrency",
+      "1",
+      "--runtimes",
+      "offline,claude",
+    ]);
+    const job = server.enqueue({ payload: { runtime: "claude", prompt: "[[fake:hang]] never answers", timeout_ms: 60_000 } });
+    const pids = await waitFor(() => readFakePids(workDirFor(home, job.job_id)), "the fake claude to start", 20_000);
+
+    runner.child.kill("SIGTERM");
+    const exit = await runner.exited;
+    expect(exit, runner.stderr()).toEqual({ code: 0, signal: null });
+
+    const fail = server.requestsTo("fail", job.job_id);
+    expect(fail).toHaveLength(1);
+    expect(fail[0]!.body).toMatchObject({ lease_id: job.lease_id(), error: { code: "runner_shutdown" }, retryable: true });
+    expect(server.requestsTo("complete")).toHaveLength(0);
+    await expectAllDead(pids);
+    expect(runner.stderr()).toContain('"runtimes":["offline","claude"]');
+  });
+
+  it("exits 3 with a clear message when the token is rejected", async () => {
+    const server = await startFakeServer();
+    teardown.push(() => server.close());
+    const { dir: home, cleanup } = tempDir();
+    teardown.push(cleanup);
+    const runner = startRunner(["--home", home], { CREWPLANE_URL: server.url, CREWPLANE_RUNNER_TOKEN: "not-the-token" });
+    expect((await runner.exited).code).toBe(3);
+    expect(runner.stderr()).toContain("runner.unauthorized");
+  });
+
+  it("exits 2 with usage on a bad command line", async () => {
+    const runner = startRunner(["--url", "http://127.0.0.1:9"], { CREWPLANE_RUNNER_TOKEN: "" });
+    expect((await runner.exited).code).toBe(2);
+    expect(runner.stderr()).toContain("missing --token");
+    expect(runner.stderr()).toContain("Usage: crewplane-runner");
+  });
+});

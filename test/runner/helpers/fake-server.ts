@@ -1,0 +1,157 @@
+/**
+ * A small stand-in for the Worker's runner endpoints (API.md "Runner protocol"), on 127.0.0.1
+ * with an ephemeral port. It records every request so tests can assert what the runner sent.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { waitFor } from "./processes.ts";
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+  body: any;
+}
+
+export interface QueuedJob {
+  job_id: string;
+  kind: string;
+  attempt: number;
+  payload: unknown;
+  /** Lease length granted at lease time. */
+  leaseMs: number;
+}
+
+type Reply = { status: number; body?: unknown } | undefined;
+/** Return a reply to override the default for one request, or undefined for the default. */
+export type Override = (req: RecordedRequest) => Reply;
+
+export interface FakeRunnerServer {
+  url: string;
+  token: string;
+  requests: RecordedRequest[];
+  /** Queue a job; it is handed out by the next lease call. */
+  enqueue(job: Partial<QueuedJob> & { payload: unknown }): QueuedJob & { lease_id: () => string | undefined };
+  override: Override | undefined;
+  requestsTo(verb: "lease" | "extend" | "complete" | "fail", jobId?: string): RecordedRequest[];
+  waitForRequest(verb: "lease" | "extend" | "complete" | "fail", jobId?: string, timeoutMs?: number): Promise<RecordedRequest>;
+  close(): Promise<void>;
+}
+
+export async function startFakeServer(options: { token?: string } = {}): Promise<FakeRunnerServer> {
+  const token = options.token ?? `runner-token-${randomUUID()}`;
+  const requests: RecordedRequest[] = [];
+  const queue: QueuedJob[] = [];
+  const leases = new Map<string, string>();
+  const waiters = new Set<() => void>();
+
+  const server = createServer((req, res) => {
+    void handle(req, res);
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    const recorded: RecordedRequest = {
+      method: req.method ?? "",
+      path: req.url ?? "",
+      authorization: req.headers.authorization,
+      body: text ? JSON.parse(text) : undefined,
+    };
+    requests.push(recorded);
+
+    if (recorded.authorization !== `Bearer ${token}`) return problem(res, 401, "unauthorized", "invalid runner token");
+    const custom = fake.override?.(recorded);
+    if (custom) return send(res, custom.status, custom.body);
+
+    if (recorded.path === "/v1/runner/lease") return lease(recorded, res);
+    const match = /^\/v1\/runner\/jobs\/([^/]+)\/(extend|complete|fail)$/.exec(recorded.path);
+    if (!match) return problem(res, 404, "not_found", "no such endpoint");
+    const jobId = decodeURIComponent(match[1]!);
+    if (leases.get(jobId) !== recorded.body?.lease_id) return problem(res, 409, "conflict", "stale lease");
+    return send(res, 200, { ok: true });
+  }
+
+  function lease(recorded: RecordedRequest, res: ServerResponse): void {
+    const capacity: number = recorded.body.capacity;
+    const waitMs: number = recorded.body.wait_ms ?? 0;
+    const take = (): void => {
+      const jobs = queue.splice(0, capacity).map((job) => {
+        const leaseId = `lease-${randomUUID()}`;
+        leases.set(job.job_id, leaseId);
+        return {
+          job_id: job.job_id,
+          lease_id: leaseId,
+          lease_expires_at: new Date(Date.now() + job.leaseMs).toISOString(),
+          kind: job.kind,
+          attempt: job.attempt,
+          payload: job.payload,
+        };
+      });
+      send(res, 200, { jobs });
+    };
+    if (queue.length > 0) return take();
+    // Long-poll: hold the request until a job is queued, wait_ms passes or the runner hangs up.
+    const timer = setTimeout(done, waitMs);
+    waiters.add(done);
+    res.once("close", () => {
+      clearTimeout(timer);
+      waiters.delete(done);
+    });
+    function done(): void {
+      clearTimeout(timer);
+      waiters.delete(done);
+      if (!res.writableEnded && !res.destroyed) take();
+    }
+  }
+
+  function send(res: ServerResponse, status: number, body: unknown): void {
+    const isProblem = status >= 400;
+    res.writeHead(status, { "content-type": isProblem ? "application/problem+json" : "application/json" });
+    res.end(body === undefined ? "" : JSON.stringify(body));
+  }
+
+  function problem(res: ServerResponse, status: number, code: string, detail: string): void {
+    send(res, status, { type: "about:blank", title: code, status, detail, code });
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const verbOf = (r: RecordedRequest): string => (r.path === "/v1/runner/lease" ? "lease" : (r.path.split("/").pop() ?? ""));
+  const jobOf = (r: RecordedRequest): string | undefined => /^\/v1\/runner\/jobs\/([^/]+)\//.exec(r.path)?.[1];
+
+  const fake: FakeRunnerServer = {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    requests,
+    override: undefined,
+    enqueue(job) {
+      const queued: QueuedJob = {
+        job_id: job.job_id ?? `job-${randomUUID()}`,
+        kind: job.kind ?? "utility",
+        attempt: job.attempt ?? 1,
+        payload: job.payload,
+        leaseMs: job.leaseMs ?? 30_000,
+      };
+      queue.push(queued);
+      for (const wake of [...waiters]) wake();
+      return { ...queued, lease_id: () => leases.get(queued.job_id) };
+    },
+    requestsTo(verb, jobId) {
+      return requests.filter((r) => verbOf(r) === verb && (jobId === undefined || jobOf(r) === encodeURIComponent(jobId)));
+    },
+    waitForRequest(verb, jobId, timeoutMs = 20_000) {
+      return waitFor(() => fake.requestsTo(verb, jobId)[0], `a ${verb} request${jobId ? ` for ${jobId}` : ""}`, timeoutMs);
+    },
+    close() {
+      for (const wake of [...waiters]) wake();
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+  return fake;
+}

@@ -1,0 +1,172 @@
+/**
+ * Utility jobs run through the real process-running code against the fake `claude`.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { runUtilityJob } from "../../../local-runner/src/jobs/utility.ts";
+import type { JobOutcome } from "../../../local-runner/src/jobs/utility.ts";
+import { buildArgv } from "../../../local-runner/src/runtimes/claude.ts";
+import { runtimeTable } from "../../../local-runner/src/runtimes/index.ts";
+import { workDirFor } from "../../../local-runner/src/work-dir.ts";
+import { fakeClaude, tempDir } from "../helpers/paths.ts";
+import { expectAllDead, readFakePids, waitFor } from "../helpers/processes.ts";
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function setup(env: Record<string, string> = {}) {
+  const { dir: home, cleanup } = tempDir();
+  cleanups.push(cleanup);
+  const argvLog = join(home, "argv.jsonl");
+  const controller = new AbortController();
+  const ctx = {
+    runtimes: runtimeTable({ claude: fakeClaude }),
+    home,
+    signal: controller.signal,
+    env: { ...process.env, FAKE_ARGV_LOG: argvLog, ...env },
+    killGraceMs: 2000,
+  };
+  const run = (payload: Record<string, unknown>, jobId = `job-${Math.random().toString(36).slice(2)}`): Promise<JobOutcome> =>
+    runUtilityJob({ job_id: jobId, payload: { runtime: "claude", timeout_ms: 20_000, ...payload } }, ctx);
+  const calls = (): Array<{ argv: string[]; cwd: string; stdinClosed: boolean }> =>
+    existsSync(argvLog)
+      ? readFileSync(argvLog, "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l))
+      : [];
+  return { home, controller, run, calls };
+}
+
+describe("utility job on the fake claude", () => {
+  it("completes with the final text, model, session, usage and cost", async () => {
+    const { run } = setup();
+    const outcome = await run({ prompt: "Write a haiku about queues" });
+    expect(outcome.kind).toBe("completed");
+    if (outcome.kind !== "completed") return;
+    expect(outcome.result).toMatchObject({
+      text: "FAKE_OK: Write a haiku about queues",
+      runtime: "claude",
+      model: "claude-sonnet-5-5",
+      session_id: "fa4e0000-0000-4000-8000-000000000001",
+      usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 2, cache_creation_input_tokens: 0 },
+      cost_usd: 0.0001,
+    });
+    expect(outcome.result.duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it("passes the adapter argv verbatim, with stdin closed, in the per-job work dir", async () => {
+    const { run, calls, home } = setup();
+    const prompt = "-starts with a dash";
+    const outcome = await run({ prompt, model: "opus" }, "job-argv");
+    expect(outcome).toMatchObject({ kind: "completed", result: { model: "claude-opus-5-5", text: `FAKE_OK: ${prompt}` } });
+    const [call] = calls();
+    expect(call?.argv).toEqual(buildArgv({ prompt, model: "opus" }));
+    expect(call?.stdinClosed).toBe(true);
+    const workDir = workDirFor(home, "job-argv");
+    expect(call?.cwd).toBe(workDir);
+    expect(readFileSync(join(workDir, "stream.jsonl"), "utf8")).toContain('"type":"result"');
+    expect(existsSync(join(workDir, "stderr.log"))).toBe(true);
+  });
+
+  it("fails with not_logged_in (not retryable) when the CLI is not logged in", async () => {
+    const { run } = setup({ FAKE_SCENARIO: "fail" });
+    const outcome = await run({ prompt: "hello" });
+    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "not_logged_in", retryable: false } });
+  });
+
+  it("still fails with not_logged_in when the CLI exits 0", async () => {
+    const { run } = setup({ FAKE_EXIT_CODE: "0" });
+    const outcome = await run({ prompt: "[[fake:fail]] hello" });
+    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "not_logged_in" } });
+  });
+
+  it("fails with max_turns when the turn limit is hit", async () => {
+    const { run } = setup();
+    const outcome = await run({ prompt: "[[fake:maxturns]] go" });
+    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "max_turns", retryable: false } });
+  });
+
+  it("completes despite garbage lines and stderr noise", async () => {
+    const { run } = setup({ FAKE_SCENARIO: "garbage" });
+    expect(await run({ prompt: "noisy" })).toMatchObject({ kind: "completed", result: { text: "FAKE_OK: noisy" } });
+  });
+
+  it("fails with incomplete_output, exit code and stderr when the stream has no final result", async () => {
+    const { run } = setup({ FAKE_SCENARIO: "truncated" });
+    const outcome = await run({ prompt: "cut" });
+    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "incomplete_output", retryable: true } });
+    if (outcome.kind !== "failed") return;
+    expect(outcome.failure.message).toContain("exited with code 0");
+    expect(outcome.failure.message).toContain("stream closed before the final result");
+  });
+
+  it("kills a hanging CLI and its grandchild at timeout_ms and fails with timeout", async () => {
+    const { run, home } = setup();
+    const outcome = await run({ prompt: "[[fake:hang]]", timeout_ms: 1500 }, "job-hang");
+    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "timeout", retryable: true } });
+    if (outcome.kind === "failed") expect(outcome.failure.message).toMatch(/ran for \d+\.\d s with no result.*1500 ms/);
+    const pids = readFakePids(workDirFor(home, "job-hang"));
+    expect(pids).toBeDefined();
+    await expectAllDead(pids!);
+  });
+
+  it("escalates to SIGKILL when the CLI ignores SIGTERM", async () => {
+    const { run, home } = setup({ FAKE_IGNORE_SIGTERM: "1" });
+    const outcome = await run({ prompt: "[[fake:hang]]", timeout_ms: 1500 }, "job-stubborn");
+    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "timeout" } });
+    await expectAllDead(readFakePids(workDirFor(home, "job-stubborn"))!);
+  });
+
+  it("returns aborted and kills the process group when the runner aborts the job", async () => {
+    const { run, home, controller } = setup();
+    const pending = run({ prompt: "[[fake:hang]]", timeout_ms: 60_000 }, "job-abort");
+    const pids = await waitFor(() => readFakePids(workDirFor(home, "job-abort")), "the fake to record its pids");
+    controller.abort();
+    expect(await pending).toEqual({ kind: "aborted" });
+    await expectAllDead(pids);
+  });
+
+  it("fails with spawn_failed when the executable cannot be started", async () => {
+    const { home } = setup();
+    const outcome = await runUtilityJob(
+      { job_id: "job-enoent", payload: { runtime: "claude", prompt: "x", timeout_ms: 5000 } },
+      { runtimes: runtimeTable({ claude: join(home, "no-such-claude") }), home, signal: new AbortController().signal },
+    );
+    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "spawn_failed", retryable: false } });
+    if (outcome.kind === "failed") expect(outcome.failure.message).toContain("ENOENT");
+  });
+
+  it("fails with unsupported_job for a runtime this runner does not offer", async () => {
+    const { run } = setup();
+    const outcome = await run({ runtime: "codex", prompt: "x" });
+    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "unsupported_job", retryable: false } });
+    if (outcome.kind === "failed") expect(outcome.failure.message).toContain("codex");
+  });
+
+  it("fails with unsupported_job for a malformed payload", async () => {
+    const { run } = setup();
+    expect(await run({ prompt: 42 })).toMatchObject({ kind: "failed", failure: { code: "unsupported_job" } });
+  });
+
+  it("answers offline jobs without any usage", async () => {
+    const { run } = setup();
+    const outcome = await run({ runtime: "offline", prompt: "status report" });
+    expect(outcome).toMatchObject({ kind: "completed", result: { runtime: "offline", model: "offline" } });
+    if (outcome.kind === "completed") {
+      expect(outcome.result.text).toMatch(/^\[offline runtime\] status report/);
+      expect(outcome.result).not.toHaveProperty("usage");
+      expect(outcome.result).not.toHaveProperty("cost_usd");
+    }
+  });
+});
+
+describe("work dir", () => {
+  it("keeps hostile job ids inside <home>/work", () => {
+    expect(workDirFor("/h", "../../etc")).toBe("/h/work/.._.._etc");
+    expect(workDirFor("/h", "..")).toBe("/h/work/__");
+  });
+});

@@ -1,0 +1,123 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildArgv, createParser, parseStream } from "../../../local-runner/src/runtimes/claude.ts";
+import { claudeFixtures } from "../helpers/paths.ts";
+
+const recorded = (name: string): string[] => readFileSync(join(claudeFixtures, name), "utf8").split("\n");
+
+describe("claude buildArgv", () => {
+  it("asks for non-interactive stream-json output and passes the prompt after --", () => {
+    expect(buildArgv({ prompt: "Say hi" })).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--", "Say hi"]);
+  });
+
+  it("adds --model only when a model is given", () => {
+    expect(buildArgv({ prompt: "Say hi", model: "sonnet" })).toEqual([
+      "-p",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--model",
+      "sonnet",
+      "--",
+      "Say hi",
+    ]);
+  });
+
+  it('keeps a prompt that starts with "-" as the last argument after --', () => {
+    const argv = buildArgv({ prompt: "--help me with -x" });
+    expect(argv.slice(-2)).toEqual(["--", "--help me with -x"]);
+  });
+});
+
+describe("claude parseStream on recorded output", () => {
+  it("reads text, model, session, usage and cost from a successful run", () => {
+    expect(parseStream(recorded("success.jsonl"))).toEqual({
+      kind: "success",
+      text: "FAKE_OK: Summarize the release notes",
+      model: "claude-sonnet-5-5",
+      sessionId: "fa4e0000-0000-4000-8000-000000000001",
+      usage: { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 2, cache_creation_input_tokens: 0 },
+      costUsd: 0.0001,
+    });
+  });
+
+  it("takes the final result after tool use and ignores tool events", () => {
+    const outcome = parseStream(recorded("tool-success.jsonl"));
+    expect(outcome).toMatchObject({ kind: "success", text: "Done.", sessionId: "S", costUsd: 0.0123 });
+    expect(outcome.kind === "success" && outcome.usage).toEqual({
+      input_tokens: 32,
+      output_tokens: 35,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+    });
+  });
+
+  it('reports the real "Not logged in" run (subtype success, is_error true) as not_logged_in', () => {
+    const outcome = parseStream(recorded("not-logged-in.jsonl"));
+    expect(outcome).toMatchObject({ kind: "error", code: "not_logged_in", sessionId: "0dd65e67-ca57-4e0c-b7d9-5e9b92465132" });
+    expect(outcome.kind === "error" && outcome.message).toContain("Not logged in");
+  });
+
+  it("reports the full unabridged real recording as not_logged_in too", () => {
+    expect(parseStream(recorded("not-logged-in.real-2.1.332.jsonl"))).toMatchObject({ kind: "error", code: "not_logged_in" });
+  });
+
+  it("recognises not-logged-in from the result text alone when the assistant event is missing", () => {
+    const lines = recorded("not-logged-in.jsonl").filter((line) => !line.includes('"type":"assistant"'));
+    expect(parseStream(lines)).toMatchObject({ kind: "error", code: "not_logged_in" });
+  });
+
+  it("reports error_max_turns as max_turns with the CLI message", () => {
+    const outcome = parseStream(recorded("max-turns.jsonl"));
+    expect(outcome).toMatchObject({ kind: "error", code: "max_turns" });
+    expect(outcome.kind === "error" && outcome.message).toContain("Reached maximum number of turns (2)");
+  });
+
+  it("skips non-JSON lines, half lines and unknown event types", () => {
+    expect(parseStream(recorded("garbage.jsonl"))).toMatchObject({ kind: "success", text: "FAKE_OK: garbage please" });
+  });
+
+  it("reports a stream without a final result as no_result, keeping the session id", () => {
+    expect(parseStream(recorded("truncated.jsonl"))).toEqual({
+      kind: "no_result",
+      model: "claude-sonnet-5-5",
+      sessionId: "fa4e0000-0000-4000-8000-000000000001",
+    });
+  });
+
+  it("reports other is_error results as cli_error with subtype and message", () => {
+    const outcome = parseStream([
+      JSON.stringify({
+        type: "result",
+        subtype: "error_during_execution",
+        is_error: true,
+        errors: ["tool crashed"],
+        session_id: "S",
+        total_cost_usd: 0.5,
+      }),
+    ]);
+    expect(outcome).toMatchObject({ kind: "error", code: "cli_error" });
+    expect(outcome.kind === "error" && outcome.message).toMatch(/error_during_execution.*tool crashed/);
+  });
+
+  it("reports only the usage fields the CLI gave and no cost when none was given", () => {
+    const outcome = parseStream([
+      JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "ok", usage: { output_tokens: 7 } }),
+    ]);
+    expect(outcome).toEqual({ kind: "success", text: "ok", usage: { output_tokens: 7 } });
+  });
+
+  it("never treats a result without is_error:false as success", () => {
+    expect(parseStream([JSON.stringify({ type: "result", subtype: "success", result: "ok" })])).toMatchObject({ kind: "error" });
+  });
+
+  it("marks the parser done once the final result arrives", () => {
+    const parser = createParser();
+    const lines = recorded("success.jsonl").filter(Boolean);
+    for (const line of lines.slice(0, -1)) parser.push(line);
+    expect(parser.done).toBe(false);
+    parser.push(lines.at(-1)!);
+    expect(parser.done).toBe(true);
+  });
+});
