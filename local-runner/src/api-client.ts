@@ -10,6 +10,8 @@ import type { JobFailure, JobResult, LeasedJob, LeaseRequest, Problem } from "./
 const REQUEST_TIMEOUT_MS = 15_000;
 /** The server holds a lease request up to wait_ms; allow that plus ordinary latency. */
 const LONG_POLL_SLACK_MS = 15_000;
+/** Shutdown should not hang on an unreachable Worker; an uncancelled poll only costs a lease lapse. */
+const CANCEL_POLL_TIMEOUT_MS = 3_000;
 
 /** The Worker answered with a non-2xx status (other than 401/403/409, which have their own types). */
 export class ApiError extends Error {
@@ -48,6 +50,8 @@ export function isTransient(err: unknown): boolean {
 
 export interface ApiClient {
   lease(request: LeaseRequest, signal?: AbortSignal): Promise<LeasedJob[]>;
+  /** Tells the Worker we abandoned a long-poll: anything it claimed for us goes back to the queue. */
+  cancelPoll(pollId: string): Promise<void>;
   extend(job: LeaseRef, extendMs: number, signal?: AbortSignal): Promise<void>;
   complete(job: LeaseRef, result: JobResult, signal?: AbortSignal): Promise<void>;
   fail(job: LeaseRef, failure: JobFailure, signal?: AbortSignal): Promise<void>;
@@ -120,6 +124,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         schema: leaseResponseSchema,
       });
       return response?.jobs ?? [];
+    },
+    async cancelPoll(pollId) {
+      await post(`/v1/runner/polls/${encodeURIComponent(pollId)}/cancel`, {}, { timeoutMs: CANCEL_POLL_TIMEOUT_MS });
     },
     async extend(job, extendMs, signal) {
       await post(jobPath(job, "extend"), { lease_id: job.lease_id, extend_ms: extendMs }, { signal });

@@ -3,6 +3,7 @@
  * alive, report the outcome. On shutdown it stops leasing, kills running jobs and fails them as
  * `runner_shutdown` so the server can hand them to another runner straight away.
  */
+import { randomUUID } from "node:crypto";
 import { isTransient, StaleLeaseError } from "./api-client.ts";
 import type { ApiClient } from "./api-client.ts";
 import { createBackoff, sleep } from "./backoff.ts";
@@ -195,13 +196,24 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
         continue;
       }
       const startedAt = Date.now();
+      const pollId = randomUUID();
       let jobs: LeasedJob[];
       try {
-        jobs = await client.lease({ capacity: free, wait_ms: waitMs, runtimes: advertised }, stop.signal);
+        jobs = await client.lease({ capacity: free, wait_ms: waitMs, runtimes: advertised, poll_id: pollId }, stop.signal);
         backoff.reset();
       } catch (err) {
         if (stop.signal.aborted) {
-          logger.info("lease.aborted", { note: "in-flight lease request cancelled by shutdown" });
+          // The server may already have claimed jobs for the poll we just hung up on; give them back
+          // now rather than letting them sit out a lease and burn an attempt.
+          await client.cancelPoll(pollId).then(
+            () => logger.info("lease.aborted", { poll_id: pollId, note: "in-flight lease request cancelled by shutdown" }),
+            (cancelErr: unknown) =>
+              logger.warn("lease.cancel_failed", {
+                poll_id: pollId,
+                error: cancelErr,
+                consequence: "jobs claimed by this poll come back after their lease expires",
+              }),
+          );
           break;
         }
         if (err instanceof UnauthorizedError) {

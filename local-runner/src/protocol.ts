@@ -41,6 +41,8 @@ export interface LeaseRequest {
   capacity: number;
   wait_ms: number;
   runtimes: string[];
+  /** Names the long-poll so it can be cancelled if we abandon it (shutdown). */
+  poll_id: string;
 }
 
 export interface Usage {

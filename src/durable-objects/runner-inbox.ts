@@ -20,6 +20,8 @@ import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-messag
 export class RunnerInbox extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly waiters = new Set<() => void>();
+  /** Long-polls their runner gave up on (poll id → when), so they stop waiting and claim nothing. */
+  private readonly cancelledPolls = new Map<string, number>();
   /** The latest test-clock offset a caller gave us; maps clock-time expiries onto real alarms. */
   private offsetMs = 0;
 
@@ -39,6 +41,7 @@ export class RunnerInbox extends DurableObject<Env> {
         lease_id TEXT,
         lease_expires_at INTEGER,
         leased_by TEXT,
+        poll_id TEXT,
         result TEXT,
         error TEXT,
         enqueued_at INTEGER NOT NULL,
@@ -83,6 +86,10 @@ export class RunnerInbox extends DurableObject<Env> {
     const deadline = Date.now() + req.waitMs;
     const offsetMs = this.observe(req.now);
     for (;;) {
+      if (req.pollId && this.cancelledPolls.has(req.pollId)) {
+        this.cancelledPolls.delete(req.pollId);
+        return [];
+      }
       const now = Date.now() + offsetMs;
       this.expireLeases(now);
       const claimed = this.claim(req, now);
@@ -92,6 +99,55 @@ export class RunnerInbox extends DurableObject<Env> {
       }
       await this.waitForWork(deadline - Date.now());
     }
+  }
+
+  /**
+   * Undoes a lease whose runner hung up before it could receive it (a long-poll abandoned at
+   * shutdown): the job is queued again and the attempt it never got is not counted.
+   */
+  async release(input: ReleaseInput): Promise<{ released: boolean }> {
+    const req = releaseInput.parse(input);
+    this.observe(req.now);
+    const row = this.sql
+      .exec<JobRow>(
+        `UPDATE jobs SET status = 'queued', attempt = attempt - 1, lease_id = NULL, lease_expires_at = NULL, leased_by = NULL, updated_at = ?
+         WHERE job_id = ? AND lease_id = ? AND status = 'leased' RETURNING *`,
+        req.now,
+        req.jobId,
+        req.leaseId,
+      )
+      .toArray()[0];
+    if (row) {
+      this.notice(row, { type: "job.requeued", status: "queued", at: req.now, reason: "lease_undelivered" });
+      this.wakeWaiters();
+    }
+    await this.settle();
+    return { released: row !== undefined };
+  }
+
+  /**
+   * A runner shutting down abandons its in-flight long-poll; whatever that poll claimed never
+   * reached it. Those jobs go straight back to the queue without counting the attempt, instead of
+   * sitting out a lease; a poll still waiting returns empty.
+   */
+  async cancelPoll(input: CancelPollInput): Promise<{ released: number }> {
+    const req = cancelPollInput.parse(input);
+    this.observe(req.now);
+    this.cancelledPolls.set(req.pollId, Date.now());
+    for (const [id, at] of this.cancelledPolls) if (Date.now() - at > CANCELLED_POLL_MEMORY_MS) this.cancelledPolls.delete(id);
+    const released = this.sql
+      .exec<JobRow>(
+        `UPDATE jobs SET status = 'queued', attempt = attempt - 1, lease_id = NULL, lease_expires_at = NULL, leased_by = NULL, poll_id = NULL, updated_at = ?
+         WHERE poll_id = ? AND leased_by = ? AND status = 'leased' RETURNING *`,
+        req.now,
+        req.pollId,
+        req.runnerId,
+      )
+      .toArray();
+    for (const row of released) this.notice(row, { type: "job.requeued", status: "queued", at: req.now, reason: "lease_undelivered" });
+    this.wakeWaiters();
+    await this.settle();
+    return { released: released.length };
   }
 
   async extend(input: ExtendInput): Promise<{ ok: true; lease_expires_at: string } | { ok: false; reason: "not_found" | "stale_lease" }> {
@@ -210,11 +266,12 @@ export class RunnerInbox extends DurableObject<Env> {
       const expiresAt = now + req.visibilityMs;
       const row = this.sql
         .exec<JobRow>(
-          `UPDATE jobs SET status = 'leased', attempt = attempt + 1, lease_id = ?, lease_expires_at = ?, leased_by = ?, updated_at = ?
+          `UPDATE jobs SET status = 'leased', attempt = attempt + 1, lease_id = ?, lease_expires_at = ?, leased_by = ?, poll_id = ?, updated_at = ?
            WHERE job_id = ? AND status = 'queued' RETURNING *`,
           leaseId,
           expiresAt,
           req.runnerId,
+          req.pollId ?? null,
           now,
           job_id,
         )
@@ -340,6 +397,7 @@ export class RunnerInbox extends DurableObject<Env> {
 }
 
 const OUTBOX_RETRY_MS = 5_000;
+const CANCELLED_POLL_MEMORY_MS = 60_000;
 
 const enqueueInput = z.object({
   message: dispatchMessage,
@@ -354,9 +412,16 @@ const leaseInput = z.object({
   runtimes: z.array(z.enum(RUNTIMES)).min(1),
   waitMs: z.number().int().min(0).max(25_000),
   visibilityMs: z.number().int().min(1_000),
+  pollId: z.string().min(1).max(64).optional(),
   now: z.number().int(),
 });
 export type LeaseInput = z.input<typeof leaseInput>;
+
+const releaseInput = z.object({ jobId: z.string(), leaseId: z.string(), now: z.number().int() });
+export type ReleaseInput = z.input<typeof releaseInput>;
+
+const cancelPollInput = z.object({ pollId: z.string().min(1).max(64), runnerId: z.string().min(1), now: z.number().int() });
+export type CancelPollInput = z.input<typeof cancelPollInput>;
 
 const extendInput = z.object({
   jobId: z.string(),
@@ -415,6 +480,7 @@ interface JobRow extends Record<string, SqlStorageValue> {
   lease_id: string | null;
   lease_expires_at: number | null;
   leased_by: string | null;
+  poll_id: string | null;
   result: string | null;
   error: string | null;
   enqueued_at: number;

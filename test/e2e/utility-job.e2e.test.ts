@@ -61,3 +61,46 @@ describe("a utility job through the whole stack", () => {
     expect(runner.output()).toContain("runner.stopped");
   });
 });
+
+describe("a runner stopped in the middle of a job", () => {
+  let stack: Awaited<ReturnType<typeof startWorker>>;
+
+  beforeAll(async () => {
+    stack = await startWorker();
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it("hands the job back on SIGTERM and another runner finishes it on attempt 2", async () => {
+    const tokenA = (await stack.api("/v1/admin/runners", { body: { name: "a" } })).body.token;
+    const tokenB = (await stack.api("/v1/admin/runners", { body: { name: "b" } })).body.token;
+    // runner A's claude is slow enough to be caught mid-job
+    const a = startRunner(stack.base, tokenA, { FAKE_SCENARIO: "slow", FAKE_DELAY_MS: "20000" });
+    const submitted = await stack.api("/v1/admin/jobs", {
+      body: { kind: "utility", runtime: "claude", prompt: "survive a restart", timeout_ms: 60_000 },
+    });
+    const jobId = submitted.body.job_id;
+    const deadline = Date.now() + 60_000;
+    while ((await stack.api(`/v1/admin/jobs/${jobId}`)).body.status !== "leased") {
+      if (Date.now() > deadline) throw new Error("runner A never leased the job");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(await a.stop()).toBe(0);
+    const handedBack = await stack.api(`/v1/events?type=job.requeued&subject=${jobId}`);
+    expect(handedBack.body.events).toEqual([
+      expect.objectContaining({
+        payload: expect.objectContaining({ reason: "retryable_failure", error: expect.objectContaining({ code: "runner_shutdown" }) }),
+      }),
+    ]);
+
+    const b = startRunner(stack.base, tokenB);
+    try {
+      const job = await stack.waitForJob(jobId);
+      expect(job).toMatchObject({ status: "completed", attempt: 2, result: { text: "FAKE_OK: survive a restart" } });
+    } finally {
+      await b.stop();
+    }
+  });
+});

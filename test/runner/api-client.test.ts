@@ -26,15 +26,17 @@ describe("api client", () => {
       payload: { runtime: "offline" },
     };
     const { calls, client } = cannedFetch(200, { jobs: [job] });
-    expect(await client.lease({ capacity: 2, wait_ms: 20_000, runtimes: ["offline"] })).toEqual([job]);
+    expect(await client.lease({ capacity: 2, wait_ms: 20_000, runtimes: ["offline"], poll_id: "poll-0001" })).toEqual([job]);
     expect(calls[0]!.url).toBe("http://worker.test/v1/runner/lease");
     expect(new Headers(calls[0]!.init.headers).get("authorization")).toBe("Bearer tok");
-    expect(JSON.parse(String(calls[0]!.init.body))).toEqual({ capacity: 2, wait_ms: 20_000, runtimes: ["offline"] });
+    expect(JSON.parse(String(calls[0]!.init.body))).toEqual({ capacity: 2, wait_ms: 20_000, runtimes: ["offline"], poll_id: "poll-0001" });
   });
 
   it("rejects a lease response that does not match the protocol", async () => {
     const { client } = cannedFetch(200, { jobs: [{ job_id: "j1" }] });
-    await expect(client.lease({ capacity: 1, wait_ms: 0, runtimes: ["offline"] })).rejects.toBeInstanceOf(InvalidResponseError);
+    await expect(client.lease({ capacity: 1, wait_ms: 0, runtimes: ["offline"], poll_id: "poll-0001" })).rejects.toBeInstanceOf(
+      InvalidResponseError,
+    );
   });
 
   it("escapes the job id in job URLs", async () => {
@@ -55,7 +57,9 @@ describe("api client", () => {
   it("turns 401 and 403 into UnauthorizedError", async () => {
     for (const status of [401, 403]) {
       const { client } = cannedFetch(status, problem(status, "unauthorized"), "application/problem+json");
-      await expect(client.lease({ capacity: 1, wait_ms: 0, runtimes: ["offline"] })).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(client.lease({ capacity: 1, wait_ms: 0, runtimes: ["offline"], poll_id: "poll-0001" })).rejects.toBeInstanceOf(
+        UnauthorizedError,
+      );
     }
   });
 
@@ -74,7 +78,7 @@ describe("api client", () => {
 
   it("turns connection failures into NetworkError", async () => {
     const client = createApiClient({ baseUrl: "http://127.0.0.1:9", token: "t" });
-    const err = await client.lease({ capacity: 1, wait_ms: 0, runtimes: ["offline"] }).catch((e: unknown) => e);
+    const err = await client.lease({ capacity: 1, wait_ms: 0, runtimes: ["offline"], poll_id: "poll-0001" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetworkError);
     expect(isTransient(err)).toBe(true);
   });

@@ -73,6 +73,21 @@ describe("crewplane-runner bin", () => {
     expect(runner.stderr()).toContain('"runtimes":["offline","claude"]');
   });
 
+  it("on SIGTERM while long-polling, cancels that poll by its id so nothing it claimed is stranded", async () => {
+    const server = await startFakeServer();
+    teardown.push(() => server.close());
+    const { dir: home, cleanup } = tempDir();
+    teardown.push(cleanup);
+    const runner = startRunner(["--url", server.url, "--token", server.token, "--home", home, "--runtimes", "offline"]);
+    const poll = await waitFor(() => server.requests.find((r) => r.path === "/v1/runner/lease"), "a lease long-poll", 20_000);
+    expect(poll.body.poll_id).toMatch(/^[A-Za-z0-9_-]{8,64}$/);
+
+    runner.child.kill("SIGTERM");
+    expect((await runner.exited).code).toBe(0);
+    const cancels = server.requests.filter((r) => r.path.endsWith("/cancel"));
+    expect(cancels.map((r) => r.path)).toEqual([`/v1/runner/polls/${poll.body.poll_id}/cancel`]);
+  });
+
   it("exits 3 with a clear message when the token is rejected", async () => {
     const server = await startFakeServer();
     teardown.push(() => server.close());

@@ -51,7 +51,7 @@ describe("poll loop", () => {
 
     const lease = server.requestsTo("lease")[0]!;
     expect(lease.authorization).toBe(`Bearer ${server.token}`);
-    expect(lease.body).toEqual({ capacity: 2, wait_ms: 500, runtimes: ["offline", "claude"] });
+    expect(lease.body).toEqual({ capacity: 2, wait_ms: 500, runtimes: ["offline", "claude"], poll_id: expect.any(String) });
 
     expect(complete.authorization).toBe(`Bearer ${server.token}`);
     expect(complete.body).toEqual({

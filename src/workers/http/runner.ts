@@ -10,10 +10,14 @@ import { runnerConfig } from "../../jobs/config";
 import { jobError, jobResult, RUNTIMES } from "../../jobs/payloads";
 import type { AppEnv } from "../app-env";
 
+const pollId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "8-64 characters of [A-Za-z0-9_-]");
+
 const leaseBody = z.object({
   capacity: z.number().int().min(1).max(100),
   wait_ms: z.number().int().min(0).max(25_000).default(0),
   runtimes: z.array(z.enum(RUNTIMES)).min(1).max(RUNTIMES.length),
+  /** Names this long-poll so a runner that abandons it can cancel it (`/polls/:poll_id/cancel`). */
+  poll_id: pollId.optional(),
 });
 const jobParam = z.object({ id: z.string().min(1).max(64) });
 const leaseRef = { lease_id: z.string().min(1).max(64) };
@@ -38,9 +42,15 @@ export const runnerRoutes = new Hono<AppEnv>()
       runtimes: body.runtimes,
       waitMs: Math.min(body.wait_ms, config.max_wait_ms),
       visibilityMs: config.lease_visibility_ms,
+      pollId: body.poll_id,
       now: c.var.clock.nowMs(),
     });
     return c.json({ jobs });
+  })
+  .post("/polls/:poll_id/cancel", validate("param", z.object({ poll_id: pollId })), async (c) => {
+    const { poll_id } = c.req.valid("param");
+    const outcome = await getRunnerInbox(c.env).cancelPoll({ pollId: poll_id, runnerId: c.var.principal.id, now: c.var.clock.nowMs() });
+    return c.json({ poll_id, released: outcome.released });
   })
   .post(
     "/jobs/:id/extend",

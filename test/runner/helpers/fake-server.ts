@@ -68,6 +68,7 @@ export async function startFakeServer(options: { token?: string } = {}): Promise
     if (custom) return send(res, custom.status, custom.body);
 
     if (recorded.path === "/v1/runner/lease") return lease(recorded, res);
+    if (/^\/v1\/runner\/polls\/[^/]+\/cancel$/.test(recorded.path)) return send(res, 200, { released: 0 });
     const match = /^\/v1\/runner\/jobs\/([^/]+)\/(extend|complete|fail)$/.exec(recorded.path);
     if (!match) return problem(res, 404, "not_found", "no such endpoint");
     const jobId = decodeURIComponent(match[1]!);

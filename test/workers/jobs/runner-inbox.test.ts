@@ -185,6 +185,61 @@ describe("RunnerInbox", () => {
     expect(Date.now() - started).toBeLessThan(15_000);
   });
 
+  it("gives back what an abandoned poll claimed, without counting the attempt, and leaves other polls' jobs alone", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    const kept = message();
+    const stranded = message();
+    await stub.enqueue({ message: kept, maxAttempts: 3, now });
+    const [mine] = await stub.lease({
+      runnerId: "rnr_a",
+      capacity: 1,
+      runtimes: ["offline"],
+      waitMs: 0,
+      visibilityMs: VISIBILITY,
+      pollId: "poll-kept",
+      now,
+    });
+    await stub.enqueue({ message: stranded, maxAttempts: 3, now });
+    await stub.lease({
+      runnerId: "rnr_a",
+      capacity: 1,
+      runtimes: ["offline"],
+      waitMs: 0,
+      visibilityMs: VISIBILITY,
+      pollId: "poll-gone",
+      now,
+    });
+
+    // another runner cannot cancel rnr_a's poll
+    expect(await stub.cancelPoll({ pollId: "poll-gone", runnerId: "rnr_b", now })).toEqual({ released: 0 });
+    expect(await stub.cancelPoll({ pollId: "poll-gone", runnerId: "rnr_a", now })).toEqual({ released: 1 });
+    expect(await stub.get(stranded.job_id)).toMatchObject({ status: "queued", attempt: 0 });
+    expect(await stub.get(mine!.job_id)).toMatchObject({ status: "leased", attempt: 1 });
+    const [again] = await lease(stub, now, { runnerId: "rnr_b" });
+    expect(again).toMatchObject({ job_id: stranded.job_id, attempt: 1 });
+  });
+
+  it("ends a cancelled long-poll empty-handed even when work arrives", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    const waiting = stub.lease({
+      runnerId: "rnr_a",
+      capacity: 1,
+      runtimes: ["offline"],
+      waitMs: 20_000,
+      visibilityMs: VISIBILITY,
+      pollId: "poll-bye",
+      now,
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await stub.cancelPoll({ pollId: "poll-bye", runnerId: "rnr_a", now });
+    const msg = message();
+    await stub.enqueue({ message: msg, maxAttempts: 3, now });
+    expect(await waiting).toEqual([]);
+    expect(await stub.get(msg.job_id)).toMatchObject({ status: "queued" });
+  });
+
   it("returns an empty list when a long-poll times out with no work", async () => {
     const stub = inbox();
     expect(
