@@ -65,7 +65,11 @@ try {
         for (const job of body.jobs) {
           seen.set(job.job_id, (seen.get(job.job_id) ?? 0) + 1);
           const c = performance.now();
-          const res = await post(`/v1/runner/jobs/${job.job_id}/complete`, { lease_id: job.lease_id, result: { text: "ok", runtime: "offline" } }, runnerToken);
+          const res = await post(
+            `/v1/runner/jobs/${job.job_id}/complete`,
+            { lease_id: job.lease_id, result: { text: "ok", runtime: "offline" } },
+            runnerToken,
+          );
           completeLatency.push(performance.now() - c);
           if (res.status === 200) done++;
         }
@@ -83,7 +87,13 @@ try {
         completed: done,
         handed_out_twice: doubles,
         submit: { per_s: Math.round((JOBS / submitMs) * 1000), p50_ms: pct(submitLatency, 50), p99_ms: pct(submitLatency, 99) },
-        drain: { per_s: Math.round((done / drainMs) * 1000), lease_p50_ms: pct(leaseLatency, 50), lease_p99_ms: pct(leaseLatency, 99), complete_p50_ms: pct(completeLatency, 50), complete_p99_ms: pct(completeLatency, 99) },
+        drain: {
+          per_s: Math.round((done / drainMs) * 1000),
+          lease_p50_ms: pct(leaseLatency, 50),
+          lease_p99_ms: pct(leaseLatency, 99),
+          complete_p50_ms: pct(completeLatency, 50),
+          complete_p99_ms: pct(completeLatency, 99),
+        },
       },
       null,
       2,
