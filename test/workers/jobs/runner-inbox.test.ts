@@ -140,6 +140,33 @@ describe("RunnerInbox", () => {
     });
   });
 
+  it("applies exactly one of 10 concurrent completions of the same lease; the rest are duplicates", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    await stub.enqueue({ message: message(), maxAttempts: 3, now });
+    const [job] = await lease(stub, now);
+    const outcomes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => stub.complete({ jobId: job!.job_id, leaseId: job!.lease_id, result: { text: `r${i}` }, now })),
+    );
+    expect(outcomes.filter((o) => o.ok && !o.duplicate)).toHaveLength(1);
+    expect(outcomes.filter((o) => o.ok && o.duplicate)).toHaveLength(9);
+  });
+
+  it("lets only one of a racing completion and re-lease win after the lease lapsed", async () => {
+    const stub = inbox();
+    const t0 = Date.now();
+    await stub.enqueue({ message: message(), maxAttempts: 3, now: t0 });
+    const [job] = await lease(stub, t0, { runnerId: "rnr_a" });
+    const later = t0 + VISIBILITY + 1;
+    const [completion, releases] = await Promise.all([
+      stub.complete({ jobId: job!.job_id, leaseId: job!.lease_id, result: { text: "late but done" }, now: later }),
+      lease(stub, later, { runnerId: "rnr_b" }),
+    ]);
+    // either the lapsed holder finished it (and nobody re-leased it) or it was re-leased (and the completion is stale)
+    if (completion.ok) expect(releases).toEqual([]);
+    else expect(releases.map((j) => j.attempt)).toEqual([2]);
+  });
+
   it("re-queues a retryable failure, fails a non-retryable one, and kills a retryable one on the last attempt", async () => {
     const stub = inbox();
     const now = Date.now();
