@@ -49,6 +49,10 @@ export class RunnerInbox extends DurableObject<Env> {
       );
       CREATE INDEX IF NOT EXISTS jobs_ready ON jobs(status, runtime, enqueued_at);
       CREATE INDEX IF NOT EXISTS jobs_leases ON jobs(status, lease_expires_at);
+      CREATE TABLE IF NOT EXISTS runners (
+        runner_id TEXT PRIMARY KEY,
+        last_poll_at INTEGER NOT NULL
+      );
       CREATE TABLE IF NOT EXISTS outbox (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         notice TEXT NOT NULL
@@ -85,6 +89,11 @@ export class RunnerInbox extends DurableObject<Env> {
     const req = leaseInput.parse(input);
     const deadline = Date.now() + req.waitMs;
     const offsetMs = this.observe(req.now);
+    this.sql.exec(
+      `INSERT INTO runners (runner_id, last_poll_at) VALUES (?, ?) ON CONFLICT(runner_id) DO UPDATE SET last_poll_at = excluded.last_poll_at`,
+      req.runnerId,
+      req.now,
+    );
     for (;;) {
       if (req.pollId && this.cancelledPolls.has(req.pollId)) {
         this.cancelledPolls.delete(req.pollId);
@@ -226,6 +235,17 @@ export class RunnerInbox extends DurableObject<Env> {
     await this.settle();
     const pending = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM outbox`).one().n;
     return { ...lapsed, pending_notices: pending };
+  }
+
+  /** When each runner last asked for work and how many jobs it holds: is the fleet alive? */
+  async runnerActivity(): Promise<RunnerActivity[]> {
+    return this.sql
+      .exec<{ runner_id: string; last_poll_at: number; leased_jobs: number }>(
+        `SELECT r.runner_id, r.last_poll_at, (SELECT COUNT(*) FROM jobs j WHERE j.leased_by = r.runner_id AND j.status = 'leased') AS leased_jobs
+         FROM runners r`,
+      )
+      .toArray()
+      .map((r) => ({ runner_id: r.runner_id, last_poll_at: new Date(r.last_poll_at).toISOString(), leased_jobs: r.leased_jobs }));
   }
 
   async get(jobId: string): Promise<InboxJobView | null> {
@@ -457,6 +477,12 @@ export interface LeasedJob {
   kind: string;
   attempt: number;
   payload: DispatchMessage["payload"];
+}
+
+export interface RunnerActivity {
+  runner_id: string;
+  last_poll_at: string;
+  leased_jobs: number;
 }
 
 export interface InboxJobView {

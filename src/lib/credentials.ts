@@ -1,7 +1,9 @@
-import { eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { credentials, type CredentialKind, type OperatorRole } from "../db/schema";
 import { sha256Hex } from "./crypto";
+import { AppError } from "./errors";
+import { appendEvent } from "./events";
 import { newId, randomHex } from "./ids";
 
 const ID_PREFIX: Record<CredentialKind, string> = { operator: "op", runner: "rnr", node: "ncred", member: "mbr" };
@@ -42,4 +44,28 @@ export function findCredential(db: Db, id: string) {
 export function splitToken(token: string): { id: string; secret: string } | null {
   const match = /^([a-z]+_[0-9a-f]{16})\.([0-9a-f]{64})$/.exec(token);
   return match ? { id: match[1]!, secret: match[2]! } : null;
+}
+
+export function listCredentials(db: Db, kind: CredentialKind) {
+  return db.select().from(credentials).where(eq(credentials.kind, kind)).orderBy(asc(credentials.createdAt), asc(credentials.id)).all();
+}
+
+/**
+ * Revokes a token at once (the next request with it gets 401). Revoking twice keeps the first
+ * time; an id of another kind is "not found", so an operator id cannot revoke a runner by mistake.
+ */
+export async function revokeCredential(db: Db, kind: CredentialKind, id: string, by: string, now: Date) {
+  const row = await findCredential(db, id);
+  if (!row || row.kind !== kind) throw new AppError("not_found", `${kind} ${id} not found`);
+  if (row.revokedAt) return row;
+  const revokedAt = now.toISOString();
+  const [, [updated]] = await db.batch([
+    appendEvent(db, { type: `${kind}.revoked`, subject: id, payload: { [`${kind}_id`]: id, name: row.name, by } }, now),
+    db
+      .update(credentials)
+      .set({ revokedAt })
+      .where(and(eq(credentials.id, id), eq(credentials.kind, kind)))
+      .returning(),
+  ]);
+  return updated ?? { ...row, revokedAt };
 }

@@ -3,18 +3,16 @@ import { z } from "zod";
 import { getDb } from "../../../db/client";
 import { OPERATOR_ROLES } from "../../../db/schema";
 import { requireAuth } from "../../../lib/auth";
-import { mintCredential } from "../../../lib/credentials";
+import { listCredentials, mintCredential, revokeCredential } from "../../../lib/credentials";
 import { appendEvent } from "../../../lib/events";
 import { validate } from "../../../lib/validation";
 import type { AppEnv } from "../../app-env";
 
 const newOperator = z.object({ name: z.string().trim().min(1).max(100), role: z.enum(OPERATOR_ROLES) });
+const operatorParam = z.object({ id: z.string().min(1).max(64) });
 
-export const operatorsRoutes = new Hono<AppEnv>().post(
-  "/",
-  requireAuth({ operator: "admin" }),
-  validate("json", newOperator),
-  async (c) => {
+export const operatorsRoutes = new Hono<AppEnv>()
+  .post("/", requireAuth({ operator: "admin" }), validate("json", newOperator), async (c) => {
     const { name, role } = c.req.valid("json");
     const db = getDb(c.env.DB);
     const now = c.var.clock.now();
@@ -28,5 +26,14 @@ export const operatorsRoutes = new Hono<AppEnv>().post(
       ),
     ]);
     return c.json({ operator_id: cred.id, name, role, token: cred.token }, 201);
-  },
-);
+  })
+  .get("/", requireAuth({ operator: "admin" }), async (c) => {
+    const rows = await listCredentials(getDb(c.env.DB), "operator");
+    return c.json({
+      operators: rows.map((r) => ({ operator_id: r.id, name: r.name, role: r.role, created_at: r.createdAt, revoked_at: r.revokedAt })),
+    });
+  })
+  .delete("/:id", requireAuth({ operator: "admin" }), validate("param", operatorParam), async (c) => {
+    const row = await revokeCredential(getDb(c.env.DB), "operator", c.req.valid("param").id, c.var.principal.id, c.var.clock.now());
+    return c.json({ operator_id: row.id, name: row.name, role: row.role, revoked_at: row.revokedAt });
+  });

@@ -1,22 +1,45 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
+import { getRunnerInbox } from "../../../durable-objects/runner-inbox";
 import { requireAuth } from "../../../lib/auth";
-import { mintCredential } from "../../../lib/credentials";
+import { listCredentials, mintCredential, revokeCredential } from "../../../lib/credentials";
 import { appendEvent } from "../../../lib/events";
 import { validate } from "../../../lib/validation";
 import type { AppEnv } from "../../app-env";
 
 const newRunner = z.object({ name: z.string().trim().min(1).max(100) });
+const runnerParam = z.object({ id: z.string().min(1).max(64) });
 
-export const runnersRoutes = new Hono<AppEnv>().post("/", requireAuth({ operator: "admin" }), validate("json", newRunner), async (c) => {
-  const { name } = c.req.valid("json");
-  const db = getDb(c.env.DB);
-  const now = c.var.clock.now();
-  const cred = await mintCredential(db, { kind: "runner", name }, now);
-  await db.batch([
-    cred.insert,
-    appendEvent(db, { type: "runner.created", subject: cred.id, payload: { runner_id: cred.id, name, by: c.var.principal.id } }, now),
-  ]);
-  return c.json({ runner_id: cred.id, name, token: cred.token }, 201);
-});
+export const runnersRoutes = new Hono<AppEnv>()
+  .post("/", requireAuth({ operator: "admin" }), validate("json", newRunner), async (c) => {
+    const { name } = c.req.valid("json");
+    const db = getDb(c.env.DB);
+    const now = c.var.clock.now();
+    const cred = await mintCredential(db, { kind: "runner", name }, now);
+    await db.batch([
+      cred.insert,
+      appendEvent(db, { type: "runner.created", subject: cred.id, payload: { runner_id: cred.id, name, by: c.var.principal.id } }, now),
+    ]);
+    return c.json({ runner_id: cred.id, name, token: cred.token }, 201);
+  })
+  // The fleet at a glance: every runner token, when it last asked for work, how many jobs it holds.
+  .get("/", requireAuth({ operator: "viewer" }), async (c) => {
+    const [rows, activity] = await Promise.all([listCredentials(getDb(c.env.DB), "runner"), getRunnerInbox(c.env).runnerActivity()]);
+    const byId = new Map(activity.map((a) => [a.runner_id, a]));
+    return c.json({
+      runners: rows.map((r) => ({
+        runner_id: r.id,
+        name: r.name,
+        created_at: r.createdAt,
+        revoked_at: r.revokedAt,
+        // never polled: unknown, not "long ago"
+        last_poll_at: byId.get(r.id)?.last_poll_at ?? null,
+        leased_jobs: byId.get(r.id)?.leased_jobs ?? 0,
+      })),
+    });
+  })
+  .delete("/:id", requireAuth({ operator: "admin" }), validate("param", runnerParam), async (c) => {
+    const row = await revokeCredential(getDb(c.env.DB), "runner", c.req.valid("param").id, c.var.principal.id, c.var.clock.now());
+    return c.json({ runner_id: row.id, name: row.name, revoked_at: row.revokedAt });
+  });
