@@ -4,7 +4,7 @@
 // never does on its own), mints a runner token and starts the local-runner against the Worker.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, appendFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,8 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const port = Number(process.env.PORT ?? 8787);
 const url = `http://127.0.0.1:${port}`;
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
+// Local D1 / Durable Object state; overridable so tests can run a throwaway stack beside a dev one.
+const stateDir = resolve(root, process.env.CREWPLANE_STATE_DIR ?? ".wrangler/state");
 const children = [];
 let stopping = false;
 
@@ -73,21 +75,36 @@ async function waitForHealth(deadlineMs) {
   throw new Error(`the Worker did not answer ${url}/v1/health within ${deadlineMs / 1000}s`);
 }
 
-async function mintRunnerToken(adminToken) {
+/**
+ * The local runner's token is kept beside the local D1 state it is valid in (.wrangler/), so
+ * restarts reuse one runner instead of minting a new one each time; wiping the state drops both.
+ */
+async function runnerToken(adminToken) {
+  const file = join(stateDir, "crewplane-runner-token");
+  const auth = { authorization: `Bearer ${adminToken}`, "content-type": "application/json" };
+  if (existsSync(file)) {
+    const token = readFileSync(file, "utf8").trim();
+    const res = await fetch(`${url}/v1/admin/runners`, { headers: auth });
+    const live = res.ok && (await res.json()).runners.some((r) => r.runner_id === token.split(".")[0] && !r.revoked_at);
+    if (live) return token;
+  }
   const res = await fetch(`${url}/v1/admin/runners`, {
     method: "POST",
-    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    headers: auth,
     body: JSON.stringify({ name: `local-${hostname()}` }),
   });
   if (res.status !== 201) throw new Error(`could not create a runner token: ${res.status} ${await res.text()}`);
-  return (await res.json()).token;
+  const { token } = await res.json();
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
 }
 
 /** Fires each cron expression of wrangler.toml when it is due, through wrangler dev's test endpoint. */
 function startCron() {
   const fire = async (cron) => {
     try {
-      await fetch(`${url}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`);
+      const res = await fetch(`${url}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}`);
+      if (!res.ok) log(`cron ${cron} failed: ${res.status} ${await res.text()}`);
     } catch (err) {
       log(`cron ${cron} could not be fired: ${err.message}`);
     }
@@ -130,7 +147,7 @@ process.on("SIGTERM", () => shutdown(0));
 try {
   const admin = ensureAdminToken();
   log("applying D1 migrations (local)");
-  run(wrangler, ["d1", "migrations", "apply", "DB", "--local"]);
+  run(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir]);
   log(`starting wrangler dev on ${url}`);
   start(
     "worker",
@@ -145,14 +162,14 @@ try {
   log(`worker is up: version ${health.version}, db ${health.db}`);
   startCron();
 
-  const runnerToken = await mintRunnerToken(admin.token);
+  const token = await runnerToken(admin.token);
   // The runner should see the user's own PATH: the project's node_modules/.bin holds a `claude`
   // devDependency (used for conformance tests) that is not the user's logged-in CLI.
   const userPath = (process.env.PATH ?? "")
     .split(delimiter)
     .filter((p) => !resolve(p).startsWith(join(root, "node_modules")))
     .join(delimiter);
-  start("runner", join(root, "local-runner", "bin", "crewplane-runner"), ["--url", url, "--token", runnerToken], {
+  start("runner", join(root, "local-runner", "bin", "crewplane-runner"), ["--url", url, "--token", token], {
     ...process.env,
     PATH: userPath,
   });
