@@ -38,8 +38,13 @@ function run(cmd, args) {
   if (res.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited with ${res.status}`);
 }
 
-function start(name, cmd, args, env) {
-  const child = spawn(cmd, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * `group`: the child leads its own process group and is stopped as a group. wrangler runs as a
+ * wrapper, a Node CLI and workerd processes; signalling only the wrapper can orphan the rest.
+ */
+function start(name, cmd, args, env, { group = false } = {}) {
+  const child = spawn(cmd, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: group });
+  child.group = group;
   const prefix = (stream, out) => {
     let buf = "";
     stream.on("data", (chunk) => {
@@ -125,20 +130,34 @@ function startCron() {
 }
 const timers = [];
 
+function signal(child, sig) {
+  try {
+    // A group leader is signalled with its whole group (negative pid).
+    process.kill(child.group ? -child.pid : child.pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
 function shutdown(code) {
   if (stopping) return;
   stopping = true;
   timers.forEach(clearTimeout);
   // The runner first, so it can hand its in-flight jobs back while the Worker is still up.
   const [wranglerChild, runner] = children;
-  const kill = (child) =>
-    new Promise((r) =>
-      child && child.exitCode === null && child.signalCode === null ? (child.once("exit", r), child.kill("SIGTERM")) : r(),
-    );
-  kill(runner)
-    .then(() => kill(wranglerChild))
+  const stop = (child) =>
+    new Promise((r) => {
+      if (!child || child.exitCode !== null || child.signalCode !== null) return r();
+      child.once("exit", r);
+      signal(child, "SIGTERM");
+    });
+  stop(runner)
+    .then(() => stop(wranglerChild))
     .then(() => process.exit(code));
-  setTimeout(() => process.exit(code), 15_000).unref();
+  setTimeout(() => {
+    children.forEach((child) => signal(child, "SIGKILL"));
+    process.exit(code);
+  }, 15_000).unref();
 }
 
 process.on("SIGINT", () => shutdown(0));
@@ -149,15 +168,8 @@ try {
   log("applying D1 migrations (local)");
   run(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir]);
   log(`starting wrangler dev on ${url}`);
-  start(
-    "worker",
-    wrangler,
-    ["dev", "--test-scheduled", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false"],
-    {
-      ...process.env,
-      CI: "true",
-    },
-  );
+  const devArgs = ["dev", "--test-scheduled", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", stateDir];
+  start("worker", wrangler, [...devArgs, "--show-interactive-dev-session=false"], { ...process.env, CI: "true" }, { group: true });
   const health = await waitForHealth(180_000);
   log(`worker is up: version ${health.version}, db ${health.db}`);
   startCron();
@@ -169,10 +181,15 @@ try {
     .split(delimiter)
     .filter((p) => !resolve(p).startsWith(join(root, "node_modules")))
     .join(delimiter);
-  start("runner", join(root, "local-runner", "bin", "crewplane-runner"), ["--url", url, "--token", token], {
-    ...process.env,
-    PATH: userPath,
-  });
+  // Its own process group too: a terminal's Ctrl-C then reaches only us, and the runner gets exactly
+  // one SIGTERM (a second signal would make it exit without handing its jobs back).
+  start(
+    "runner",
+    join(root, "local-runner", "bin", "crewplane-runner"),
+    ["--url", url, "--token", token],
+    { ...process.env, PATH: userPath },
+    { group: true },
+  );
 
   log("");
   log(`crewplane is running at ${url}`);

@@ -94,44 +94,17 @@ export class RunnerInbox extends DurableObject<Env> {
       req.runnerId,
       req.now,
     );
+    let claimed: LeasedJob[] = [];
     for (;;) {
-      if (req.pollId && this.cancelledPolls.has(req.pollId)) {
-        this.cancelledPolls.delete(req.pollId);
-        return [];
-      }
+      if (req.pollId && this.cancelledPolls.delete(req.pollId)) break;
       const now = Date.now() + offsetMs;
       this.expireLeases(now);
-      const claimed = this.claim(req, now);
-      if (claimed.length > 0 || Date.now() >= deadline) {
-        await this.settle();
-        return claimed;
-      }
+      claimed = this.claim(req, now);
+      if (claimed.length > 0 || Date.now() >= deadline) break;
       await this.waitForWork(deadline - Date.now());
     }
-  }
-
-  /**
-   * Undoes a lease whose runner hung up before it could receive it (a long-poll abandoned at
-   * shutdown): the job is queued again and the attempt it never got is not counted.
-   */
-  async release(input: ReleaseInput): Promise<{ released: boolean }> {
-    const req = releaseInput.parse(input);
-    this.observe(req.now);
-    const row = this.sql
-      .exec<JobRow>(
-        `UPDATE jobs SET status = 'queued', attempt = attempt - 1, lease_id = NULL, lease_expires_at = NULL, leased_by = NULL, updated_at = ?
-         WHERE job_id = ? AND lease_id = ? AND status = 'leased' RETURNING *`,
-        req.now,
-        req.jobId,
-        req.leaseId,
-      )
-      .toArray()[0];
-    if (row) {
-      this.notice(row, { type: "job.requeued", status: "queued", at: req.now, reason: "lease_undelivered" });
-      this.wakeWaiters();
-    }
     await this.settle();
-    return { released: row !== undefined };
+    return claimed;
   }
 
   /**
@@ -436,9 +409,6 @@ const leaseInput = z.object({
   now: z.number().int(),
 });
 export type LeaseInput = z.input<typeof leaseInput>;
-
-const releaseInput = z.object({ jobId: z.string(), leaseId: z.string(), now: z.number().int() });
-export type ReleaseInput = z.input<typeof releaseInput>;
 
 const cancelPollInput = z.object({ pollId: z.string().min(1).max(64), runnerId: z.string().min(1), now: z.number().int() });
 export type CancelPollInput = z.input<typeof cancelPollInput>;
