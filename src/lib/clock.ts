@@ -34,6 +34,11 @@ export async function loadClock(env: Pick<Env, "ENVIRONMENT" | "DB">): Promise<C
   return clockWithOffset(row?.offsetMs ?? 0);
 }
 
+/** The test clock's new offset: moved forward by `advance_ms`, or set so that now reads `set`. */
+export function offsetAfter(change: { advance_ms: number } | { set: string }, currentOffsetMs: number, realNowMs: number): number {
+  return "advance_ms" in change ? currentOffsetMs + change.advance_ms : Date.parse(change.set) - realNowMs;
+}
+
 /** Returns the upsert un-executed, for a batch with the event that records the change. */
 export function saveClockOffset(db: Db, offsetMs: number, at: Date) {
   const updatedAt = at.toISOString();

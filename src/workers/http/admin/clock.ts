@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
 import { requireAuth } from "../../../lib/auth";
-import { saveClockOffset, testClockEnabled } from "../../../lib/clock";
+import { offsetAfter, saveClockOffset, testClockEnabled } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { appendEvent } from "../../../lib/events";
 import { validate } from "../../../lib/validation";
@@ -35,7 +35,7 @@ export const clockRoutes = new Hono<AppEnv>()
     async (c) => {
       const change = c.req.valid("json");
       const before = c.var.clock;
-      const offsetMs = "advance_ms" in change ? before.offsetMs + change.advance_ms : Date.parse(change.set) - Date.now();
+      const offsetMs = offsetAfter(change, before.offsetMs, Date.now());
       const db = getDb(c.env.DB);
       const now = new Date(Date.now() + offsetMs);
       await db.batch([
