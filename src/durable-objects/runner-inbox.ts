@@ -95,13 +95,15 @@ export class RunnerInbox extends DurableObject<Env> {
       req.now,
     );
     let claimed: LeasedJob[] = [];
+    // The caller's `now` holds until we wait; after a wait the clock has moved on by real time.
+    let now = req.now;
     for (;;) {
       if (req.pollId && this.cancelledPolls.delete(req.pollId)) break;
-      const now = Date.now() + offsetMs;
       this.expireLeases(now);
       claimed = this.claim(req, now);
       if (claimed.length > 0 || Date.now() >= deadline) break;
       await this.waitForWork(deadline - Date.now());
+      now = Date.now() + offsetMs;
     }
     await this.settle();
     return claimed;

@@ -23,11 +23,7 @@ export type LeaseCheck = "ok" | "duplicate" | "stale";
  * Whether a completion or failure under `leaseId` is accepted. A holder whose lease lapsed but
  * whose job nobody has re-leased yet still finishes it: the work is done, so it is not thrown away.
  */
-export function checkFinish(
-  job: { status: JobStatus; leaseId: string | null; finishedLeaseId?: string | null },
-  leaseId: string,
-  terminal: JobStatus,
-): LeaseCheck {
+export function checkFinish(job: { status: JobStatus; leaseId: string | null }, leaseId: string, terminal: JobStatus): LeaseCheck {
   if (job.leaseId !== leaseId) return "stale";
   if (job.status === "leased" || job.status === "queued") return "ok";
   return job.status === terminal ? "duplicate" : "stale";

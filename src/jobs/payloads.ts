@@ -3,9 +3,6 @@ import { z } from "zod";
 export const RUNTIMES = ["offline", "claude", "codex", "antigravity", "grok"] as const;
 export type Runtime = (typeof RUNTIMES)[number];
 
-export const JOB_KINDS = ["utility"] as const;
-export type JobKind = (typeof JOB_KINDS)[number];
-
 /** `utility`: run one runtime with one prompt and return its final text. */
 export const utilityPayload = z.object({
   runtime: z.enum(RUNTIMES),

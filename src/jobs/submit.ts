@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { events, jobs } from "../db/schema";
 import type { Env } from "../env";
@@ -50,7 +50,7 @@ export async function submitJob(env: Pick<Env, "DISPATCH">, db: Db, job: NewJob,
   try {
     await env.DISPATCH.send(message, { contentType: "json" });
   } catch (cause) {
-    await db.batch([db.delete(jobs).where(eq(jobs.id, jobId)), db.delete(events).where(and(eq(events.dedupeKey, queuedKey)))]);
+    await db.batch([db.delete(jobs).where(eq(jobs.id, jobId)), db.delete(events).where(eq(events.dedupeKey, queuedKey))]);
     throw new AppError("unavailable", "The dispatch queue did not accept the job; nothing was recorded", { cause });
   }
   return { job_id: jobId };

@@ -107,10 +107,6 @@ export class AppError extends Error {
   }
 }
 
-export function statusOf(code: ErrorCode): ContentfulStatusCode {
-  return codeToStatus[code];
-}
-
 /** zod issues → `errors[]`, paths dotted (`acceptance_criteria.0`), root as "". */
 export function fieldErrorsFromIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): FieldError[] {
   return issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }));
