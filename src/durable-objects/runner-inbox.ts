@@ -6,7 +6,8 @@ import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { newId } from "../lib/ids";
 import { afterFailure, afterLeaseExpired, checkFinish } from "../jobs/lease-policy";
-import { recordInboxNotices, type InboxNotice } from "../jobs/outcomes";
+import { isJobEnd, notifyOwner, type JobEnd } from "../jobs/owner-handlers";
+import { recordInboxNotices, recordOwnerGaveUp, type InboxNotice } from "../jobs/outcomes";
 import { jobError, jobResult, RUNTIMES } from "../jobs/payloads";
 import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-message";
 
@@ -56,6 +57,14 @@ export class RunnerInbox extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS outbox (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         notice TEXT NOT NULL
+      );
+      -- Owner handlers still to call for jobs that ended (DESIGN.md "Model work"), each after its
+      -- notice reached D1. next_at is real time; a call in progress holds it a while ahead.
+      CREATE TABLE IF NOT EXISTS owner_calls (
+        seq INTEGER PRIMARY KEY,
+        job_end TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_at INTEGER NOT NULL
       );
     `);
   }
@@ -332,7 +341,21 @@ export class RunnerInbox extends DurableObject<Env> {
       ...change,
       at: new Date(change.at).toISOString(),
     };
-    this.sql.exec(`INSERT INTO outbox (notice) VALUES (?)`, JSON.stringify(notice));
+    const { seq } = this.sql.exec<{ seq: number }>(`INSERT INTO outbox (notice) VALUES (?) RETURNING seq`, JSON.stringify(notice)).one();
+    if (isJobEnd(notice.status)) {
+      const end: JobEnd = {
+        job_id: notice.job_id,
+        kind: notice.kind,
+        owner: notice.owner,
+        status: notice.status,
+        attempt: notice.attempt,
+        at: notice.at,
+        ...(notice.result !== undefined ? { result: notice.result } : {}),
+        ...(notice.error !== undefined ? { error: notice.error } : {}),
+        ...(notice.reason !== undefined ? { reason: notice.reason } : {}),
+      };
+      this.sql.exec(`INSERT INTO owner_calls (seq, job_end, next_at) VALUES (?, ?, ?)`, seq, JSON.stringify(end), Date.now());
+    }
   }
 
   private findRow(jobId: string): JobRow | undefined {
@@ -373,7 +396,48 @@ export class RunnerInbox extends DurableObject<Env> {
       // Left in the outbox for the alarm to retry; the lease state itself is already safe.
       console.error("runner-inbox: outbox delivery failed", err);
     }
+    await this.callOwners();
     await this.scheduleAlarm();
+  }
+
+  /**
+   * Tells each ended job's owner, once its notice is in D1 (so the handler reads the final row).
+   * A call is claimed synchronously first, so concurrent settles in this object do not repeat it;
+   * a failing handler is retried with backoff and, after OWNER_CALL_ATTEMPTS, recorded and dropped.
+   */
+  private async callOwners(): Promise<void> {
+    const realNow = Date.now();
+    const due = this.sql
+      .exec<{ seq: number; job_end: string; attempts: number }>(
+        `UPDATE owner_calls SET next_at = ?, attempts = attempts + 1
+         WHERE seq IN (SELECT seq FROM owner_calls WHERE next_at <= ? AND seq < (SELECT COALESCE(MIN(seq), 9e15) FROM outbox) ORDER BY seq LIMIT ?)
+         RETURNING seq, job_end, attempts`,
+        realNow + OWNER_CALL_HOLD_MS,
+        realNow,
+        OWNER_CALL_BATCH,
+      )
+      .toArray()
+      .sort((a, b) => a.seq - b.seq);
+    for (const call of due) {
+      const end = JSON.parse(call.job_end) as JobEnd;
+      try {
+        await notifyOwner(this.env, end);
+        this.sql.exec(`DELETE FROM owner_calls WHERE seq = ?`, call.seq);
+      } catch (err) {
+        console.error(`runner-inbox: owner handler for ${end.owner.kind}:${end.owner.id} (job ${end.job_id}) failed`, err);
+        if (call.attempts >= OWNER_CALL_ATTEMPTS) {
+          try {
+            await recordOwnerGaveUp(getDb(this.env.DB), end, call.attempts, String(err), new Date(Date.now() + this.offsetMs));
+            this.sql.exec(`DELETE FROM owner_calls WHERE seq = ?`, call.seq);
+          } catch (recordErr) {
+            console.error("runner-inbox: could not record the abandoned owner call; keeping it", recordErr);
+          }
+        } else {
+          const backoff = Math.min(OWNER_CALL_MAX_BACKOFF_MS, 1_000 * 2 ** call.attempts);
+          this.sql.exec(`UPDATE owner_calls SET next_at = ? WHERE seq = ?`, Date.now() + backoff, call.seq);
+        }
+      }
+    }
   }
 
   private hasOutbox(): boolean {
@@ -386,12 +450,19 @@ export class RunnerInbox extends DurableObject<Env> {
     const candidates: number[] = [];
     if (next !== null) candidates.push(next - this.offsetMs);
     if (this.hasOutbox()) candidates.push(Date.now() + OUTBOX_RETRY_MS);
+    const ownerDue = this.sql.exec<{ m: number | null }>(`SELECT MIN(next_at) AS m FROM owner_calls`).one().m;
+    if (ownerDue !== null) candidates.push(ownerDue);
     if (candidates.length === 0) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
   }
 }
 
 const OUTBOX_RETRY_MS = 5_000;
+const OWNER_CALL_BATCH = 20;
+/** How long a claimed owner call is held before another settle may try it again. */
+const OWNER_CALL_HOLD_MS = 60_000;
+const OWNER_CALL_ATTEMPTS = 8;
+const OWNER_CALL_MAX_BACKOFF_MS = 5 * 60_000;
 const CANCELLED_POLL_MEMORY_MS = 60_000;
 
 const enqueueInput = z.object({

@@ -3,6 +3,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { jobs, type JobStatus } from "../db/schema";
 import { appendEvent } from "../lib/events";
+import type { JobEnd } from "./owner-handlers";
 import type { JobError, JobOwner } from "./payloads";
 
 export const JOB_EVENT_TYPES = ["job.queued", "job.leased", "job.requeued", "job.completed", "job.failed", "job.dead"] as const;
@@ -70,4 +71,18 @@ export async function recordInboxNotices(db: Db, inboxId: string, notices: { seq
   }
   if (statements.length === 0) return;
   await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+}
+
+/** An owner handler kept failing: the job's end is recorded as never acted upon, for an operator. */
+export async function recordOwnerGaveUp(db: Db, end: JobEnd, attempts: number, error: string, at: Date) {
+  await appendEvent(
+    db,
+    {
+      type: "job.owner_unhandled",
+      subject: end.job_id,
+      payload: { job_id: end.job_id, owner: end.owner, status: end.status, attempts, error: error.slice(0, 1_000) },
+      dedupeKey: `owner_unhandled:${end.job_id}:${end.status}:${end.attempt}`,
+    },
+    at,
+  );
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { OWNER_KINDS } from "./owner-kinds";
 
 export const RUNTIMES = ["offline", "claude", "codex", "antigravity", "grok"] as const;
 export type Runtime = (typeof RUNTIMES)[number];
@@ -12,9 +13,9 @@ export const utilityPayload = z.object({
 });
 export type UtilityPayload = z.infer<typeof utilityPayload>;
 
-/** Who is told when a job completes or dies. */
+/** Who is told when a job completes, fails or dies (its handler in `owner-handlers.ts`). */
 export const jobOwner = z.object({
-  kind: z.enum(["admin"]),
+  kind: z.enum(OWNER_KINDS),
   id: z.string().min(1).max(200),
 });
 export type JobOwner = z.infer<typeof jobOwner>;

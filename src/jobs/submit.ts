@@ -6,12 +6,60 @@ import { AppError } from "../lib/errors";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
 import type { DispatchMessage } from "../queues/dispatch-message";
-import type { JobOwner, UtilityPayload } from "./payloads";
 
-export interface NewJob {
-  kind: "utility";
-  payload: UtilityPayload;
-  owner: JobOwner;
+/** A job as a feature asks for it: kind, payload (with its runtime) and the owner to tell when it ends. */
+export type NewJob = Omit<DispatchMessage, "job_id" | "enqueued_at">;
+
+export interface PreparedJob {
+  jobId: string;
+  /** The job row and its `job.queued` event, for the caller's own `db.batch([...])`. */
+  statements: [ReturnType<typeof insertJobRow>, ReturnType<typeof appendEvent>];
+  message: DispatchMessage;
+}
+
+function insertJobRow(db: Db, jobId: string, job: NewJob, at: string) {
+  return db.insert(jobs).values({
+    id: jobId,
+    kind: job.kind,
+    runtime: job.payload.runtime,
+    status: "queued",
+    ownerKind: job.owner.kind,
+    ownerId: job.owner.id,
+    payload: job.payload as Record<string, unknown>,
+    attempt: 0,
+    createdAt: at,
+    updatedAt: at,
+  });
+}
+
+/**
+ * The statements that record a job, so a feature can land the job and its own state change in one
+ * atomic batch (then `dispatchJob`). `jobId` may be chosen by the caller to reference it in its rows.
+ */
+export function prepareJob(db: Db, job: NewJob, now: Date, jobId: string = newId("job")): PreparedJob {
+  const at = now.toISOString();
+  return {
+    jobId,
+    statements: [
+      insertJobRow(db, jobId, job, at),
+      appendEvent(
+        db,
+        {
+          type: "job.queued",
+          subject: jobId,
+          payload: { job_id: jobId, kind: job.kind, runtime: job.payload.runtime, owner: job.owner },
+          dedupeKey: queuedKey(jobId),
+        },
+        now,
+      ),
+    ],
+    message: { ...job, job_id: jobId, enqueued_at: at } as DispatchMessage,
+  };
+}
+
+/** Hands a recorded job to the `dispatch` queue. */
+export async function dispatchJob(env: Pick<Env, "DISPATCH">, message: DispatchMessage): Promise<void> {
+  await env.DISPATCH.send(message, { contentType: "json" });
 }
 
 /**
@@ -19,41 +67,19 @@ export interface NewJob {
  * its event are removed again, so a failed submission leaves nothing behind.
  */
 export async function submitJob(env: Pick<Env, "DISPATCH">, db: Db, job: NewJob, now: Date): Promise<{ job_id: string }> {
-  const jobId = newId("job");
-  const at = now.toISOString();
-  const queuedKey = `job:${jobId}:queued`;
-  await db.batch([
-    db.insert(jobs).values({
-      id: jobId,
-      kind: job.kind,
-      runtime: job.payload.runtime,
-      status: "queued",
-      ownerKind: job.owner.kind,
-      ownerId: job.owner.id,
-      payload: job.payload,
-      attempt: 0,
-      createdAt: at,
-      updatedAt: at,
-    }),
-    appendEvent(
-      db,
-      {
-        type: "job.queued",
-        subject: jobId,
-        payload: { job_id: jobId, kind: job.kind, runtime: job.payload.runtime, owner: job.owner },
-        dedupeKey: queuedKey,
-      },
-      now,
-    ),
-  ]);
-  const message: DispatchMessage = { job_id: jobId, kind: job.kind, payload: job.payload, owner: job.owner, enqueued_at: at };
+  const prepared = prepareJob(db, job, now);
+  await db.batch(prepared.statements);
   try {
-    await env.DISPATCH.send(message, { contentType: "json" });
+    await dispatchJob(env, prepared.message);
   } catch (cause) {
-    await db.batch([db.delete(jobs).where(eq(jobs.id, jobId)), db.delete(events).where(eq(events.dedupeKey, queuedKey))]);
+    await db.batch([db.delete(jobs).where(eq(jobs.id, prepared.jobId)), db.delete(events).where(eq(events.dedupeKey, queuedKey(prepared.jobId)))]);
     throw new AppError("unavailable", "The dispatch queue did not accept the job; nothing was recorded", { cause });
   }
-  return { job_id: jobId };
+  return { job_id: prepared.jobId };
+}
+
+function queuedKey(jobId: string) {
+  return `job:${jobId}:queued`;
 }
 
 export function findJob(db: Db, jobId: string) {

@@ -1,6 +1,6 @@
 import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
-import type { ZodType } from "zod";
+import { z, type ZodType } from "zod";
 import { AppError, fieldErrorsFromIssues } from "./errors";
 
 /**
@@ -15,4 +15,25 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
       });
     }
   });
+}
+
+// C0/C1 controls, bidi embeddings/overrides/isolates, and line/paragraph separators: they can make a
+// name render as something else in a log, a console or a commit trailer.
+const UNSAFE_LABEL_CHARS = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
+
+/**
+ * A short human-readable label (a name, a title, a tag): trimmed, 1..max UTF-16 units, and free of
+ * control characters, bidi overrides and lone surrogates. Use it for every name-like field.
+ */
+export function label(max = 100) {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .superRefine((value, ctx) => {
+      if (!value.isWellFormed()) ctx.addIssue({ code: "custom", message: "must not contain lone surrogates" });
+      else if (UNSAFE_LABEL_CHARS.test(value))
+        ctx.addIssue({ code: "custom", message: "must not contain control characters or bidi overrides" });
+    });
 }

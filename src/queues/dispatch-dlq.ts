@@ -4,6 +4,7 @@ import { jobs } from "../db/schema";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { appendEvent } from "../lib/events";
+import { notifyOwner } from "../jobs/owner-handlers";
 import { dispatchMessage } from "./dispatch-message";
 
 /**
@@ -33,6 +34,21 @@ export async function consumeDispatchDeadLetters(batch: MessageBatch<unknown>, e
         now,
       ),
     ]);
+    // Handlers are idempotent, so a redelivered dead letter tells the owner again rather than never;
+    // a throw leaves the message unacknowledged and it is retried.
+    const row = jobId ? await db.select().from(jobs).where(eq(jobs.id, jobId)).get() : undefined;
+    if (row && parsed.success && row.status === "dead" && row.error?.code === "dispatch_failed") {
+      await notifyOwner(env, {
+        job_id: row.id,
+        kind: row.kind,
+        owner: parsed.data.owner,
+        status: "dead",
+        attempt: row.attempt,
+        at: now.toISOString(),
+        error,
+        reason: "dispatch_failed",
+      });
+    }
     msg.ack();
   }
 }

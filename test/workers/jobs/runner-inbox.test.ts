@@ -296,4 +296,19 @@ describe("RunnerInbox", () => {
     );
     expect(outcome).toBe("ZodError");
   });
+
+  it("calls the owner's handler once the job has ended and its notice reached D1, then forgets the call", async () => {
+    const stub = inbox();
+    const msg = message();
+    const now = Date.now();
+    await stub.enqueue({ message: msg, maxAttempts: 3, now });
+    const [job] = await lease(stub, now);
+    const pendingCalls = () =>
+      runInDurableObject(stub, (_i: RunnerInbox, state) => state.storage.sql.exec(`SELECT COUNT(*) AS n FROM owner_calls`).one().n);
+    expect(await pendingCalls()).toBe(0);
+    await stub.complete({ jobId: msg.job_id, leaseId: job!.lease_id, result: { text: "ok" }, now });
+    expect(await pendingCalls()).toBe(0);
+    const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM events WHERE type = 'job.owner_unhandled' AND subject = ?`).bind(msg.job_id).first();
+    expect(row).toEqual({ n: 0 });
+  });
 });

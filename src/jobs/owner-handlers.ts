@@ -1,0 +1,46 @@
+import type { JobStatus } from "../db/schema";
+import type { Env } from "../env";
+import type { OwnerKind } from "./owner-kinds";
+import type { JobError, JobOwner } from "./payloads";
+
+/** A job reached a terminal status; what its owner's handler is given. */
+export interface JobEnd {
+  job_id: string;
+  kind: string;
+  owner: JobOwner;
+  status: Extract<JobStatus, "completed" | "failed" | "dead">;
+  attempt: number;
+  at: string;
+  result?: Record<string, unknown>;
+  error?: JobError;
+  /** Why it ended that way (`not_retryable`, `lease_expired`, `no_runner`, `dispatch_failed`, …). */
+  reason?: string;
+}
+
+/**
+ * Runs at least once per terminal job, possibly concurrently with a repeat of itself: a handler
+ * must be idempotent (a conditional update keyed by the job id). Throwing asks for a retry.
+ */
+export type OwnerHandler = (env: Env, end: JobEnd) => Promise<void>;
+
+/**
+ * One handler per owner kind, kept like TICKS and CONFIG_SECTIONS. A Map, so an owner kind read
+ * from storage can never select a prototype property.
+ */
+export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<OwnerKind, OwnerHandler>([
+  // Diagnostic jobs: the admin reads the outcome from GET /v1/admin/jobs/:id; nothing waits.
+  ["admin", async () => {}],
+]);
+
+export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);
+
+export function isJobEnd(status: JobStatus): status is JobEnd["status"] {
+  return TERMINAL_JOB_STATUSES.has(status);
+}
+
+/** Calls the owner's handler; an owner kind nobody handles is an error (retried, then recorded). */
+export async function notifyOwner(env: Env, end: JobEnd): Promise<void> {
+  const handler = OWNER_HANDLERS.get(end.owner.kind);
+  if (!handler) throw new Error(`no handler for job owner kind '${end.owner.kind}'`);
+  await handler(env, end);
+}

@@ -1,0 +1,7 @@
+/**
+ * Who waits for a runner job (DESIGN.md "Model work"). A feature that submits jobs adds its kind
+ * here and its handler in `owner-handlers.ts`; the names live apart from the handlers so payload
+ * schemas can validate an owner without importing every feature.
+ */
+export const OWNER_KINDS = ["admin"] as const;
+export type OwnerKind = (typeof OWNER_KINDS)[number];
