@@ -9,7 +9,15 @@ export default defineConfig(async () => {
       cloudflareTest({
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
-          bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", ENVIRONMENT: "test" },
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            ADMIN_TOKEN: "test-admin-token",
+            ENVIRONMENT: "test",
+            // Approval channel secrets for the tests; channels stay off until a test enables them in config.
+            SLACK_WEBHOOK_URL: "https://hooks.slack.test/services/T000/B000/test-secret-path",
+            SLACK_SIGNING_SECRET: "test-slack-signing-secret",
+            APPROVAL_WEBHOOK_SECRET: "test-approval-webhook-secret",
+          },
         },
       }),
     ],

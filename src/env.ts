@@ -1,4 +1,6 @@
+import type { RateWindow } from "./durable-objects/rate-window";
 import type { RunnerInbox } from "./durable-objects/runner-inbox";
+import type { ApprovalDeliveryMessage } from "./queues/approval-delivery-message";
 import type { DispatchMessage } from "./queues/dispatch-message";
 
 // Bindings declared in wrangler.toml. Declared on Cloudflare.Env so `env` from
@@ -9,6 +11,12 @@ declare global {
       DB: D1Database;
       RUNNER_INBOX: DurableObjectNamespace<RunnerInbox>;
       DISPATCH: Queue<DispatchMessage>;
+      RATE_WINDOW: DurableObjectNamespace<RateWindow>;
+      APPROVAL_DELIVERIES: Queue<ApprovalDeliveryMessage>;
+      // Approval channel secrets (never in config responses or events).
+      SLACK_WEBHOOK_URL?: string;
+      SLACK_SIGNING_SECRET?: string;
+      APPROVAL_WEBHOOK_SECRET?: string;
       ENVIRONMENT: "development" | "test" | "production";
       ADMIN_TOKEN?: string;
       VERSION?: string;
@@ -16,7 +24,7 @@ declare global {
     // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
     interface GlobalProps {
       mainModule: typeof import("./workers/index");
-      durableNamespaces: "RunnerInbox";
+      durableNamespaces: "RunnerInbox" | "RateWindow";
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { JobStatus } from "../db/schema";
 import type { Env } from "../env";
+import { onDispatchJobEnd } from "../tasks/dispatch/llm-select";
 import type { OwnerKind } from "./owner-kinds";
 import type { JobError, JobOwner } from "./payloads";
 
@@ -30,6 +31,8 @@ export type OwnerHandler = (env: Env, end: JobEnd) => Promise<void>;
 export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<OwnerKind, OwnerHandler>([
   // Diagnostic jobs: the admin reads the outcome from GET /v1/admin/jobs/:id; nothing waits.
   ["admin", async () => {}],
+  // llm_select picks: the task records whether the pick was used; the handler records how the job ended.
+  ["dispatch", onDispatchJobEnd],
 ]);
 
 export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);

@@ -4,10 +4,15 @@ import { loadClock } from "../lib/clock";
 import { AppError } from "../lib/errors";
 import type { AppEnv } from "./app-env";
 import { adminRoutes } from "./http/admin";
+import { approvalsRoutes } from "./http/approvals";
 import { configRoutes } from "./http/config";
+import { employeesRoutes } from "./http/employees";
 import { eventsRoutes } from "./http/events";
 import { healthRoutes } from "./http/health";
+import { integrationsRoutes } from "./http/integrations";
 import { runnerRoutes } from "./http/runner";
+import { tasksRoutes } from "./http/tasks";
+import { topologyRoutes } from "./http/topology";
 import { problemResponse, toAppError } from "./problem";
 
 export const app = new Hono<AppEnv>();
@@ -23,6 +28,11 @@ app.route("/v1/events", eventsRoutes);
 app.route("/v1/config", configRoutes);
 app.route("/v1/admin", adminRoutes);
 app.route("/v1/runner", runnerRoutes);
+app.route("/v1/approvals", approvalsRoutes);
+app.route("/v1/employees", employeesRoutes);
+app.route("/v1/tasks", tasksRoutes);
+app.route("/v1/topology", topologyRoutes);
+app.route("/v1/integrations", integrationsRoutes);
 
 app.notFound((c) => problemResponse(c, new AppError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
 

@@ -1,14 +1,21 @@
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { consumeDispatch } from "../queues/dispatch";
+import { consumeApprovalDeliveries, consumeApprovalDeliveryDeadLetters } from "../queues/approval-deliveries";
 import { consumeDispatchDeadLetters } from "../queues/dispatch-dlq";
 import { app } from "./app";
 import { ticksFor } from "./cron/ticks";
 
+export { RateWindow } from "../durable-objects/rate-window";
 export { RunnerInbox } from "../durable-objects/runner-inbox";
 
 /** Queue names, as in wrangler.toml. */
-export const QUEUES = { dispatch: "crewplane-dispatch", dispatchDeadLetters: "crewplane-dispatch-dlq" } as const;
+export const QUEUES = {
+  dispatch: "crewplane-dispatch",
+  dispatchDeadLetters: "crewplane-dispatch-dlq",
+  approvalDeliveries: "crewplane-approval-deliveries",
+  approvalDeliveryDeadLetters: "crewplane-approval-deliveries-dlq",
+} as const;
 
 export default {
   fetch: app.fetch,
@@ -19,6 +26,10 @@ export default {
         return consumeDispatch(batch, env);
       case QUEUES.dispatchDeadLetters:
         return consumeDispatchDeadLetters(batch, env);
+      case QUEUES.approvalDeliveries:
+        return consumeApprovalDeliveries(batch, env);
+      case QUEUES.approvalDeliveryDeadLetters:
+        return consumeApprovalDeliveryDeadLetters(batch, env);
       default:
         console.error(`queue: no consumer for ${batch.queue}; retrying so nothing is dropped`);
         batch.retryAll();
@@ -29,7 +40,7 @@ export default {
     const now = (await loadClock(env)).now();
     const due = ticksFor(controller.cron);
     // One failing tick must not starve the others on the same schedule; the run still fails visibly.
-    const results = await Promise.allSettled(due.map(([, tick]) => tick.run(env, now)));
+    const results = await Promise.allSettled(due.map(([, tick]) => tick.run(env, now, "cron")));
     const failed = results.flatMap((r, i) => (r.status === "rejected" ? [`${due[i]![0]}: ${String(r.reason)}`] : []));
     if (failed.length > 0) throw new Error(`ticks failed: ${failed.join("; ")}`);
   },

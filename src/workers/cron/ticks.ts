@@ -1,4 +1,6 @@
 import type { Env } from "../../env";
+import { topologyTick } from "../../topology/driver";
+import { approvalsTick } from "./approvals";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
 
@@ -6,13 +8,19 @@ import { CRONS, type CronExpression } from "./schedule";
 export const TICK_NAMES = ["council", "topology", "approvals", "leases", "evolution", "projects"] as const;
 export type TickName = (typeof TICK_NAMES)[number];
 
+/** Who started a tick: cron runs only what is due; an admin run (`POST /v1/admin/ticks/:name`) runs now. */
+export type TickTrigger = "cron" | "admin";
+
 export interface Tick {
   cron: CronExpression;
-  run(env: Env, now: Date): Promise<Record<string, unknown>>;
+  run(env: Env, now: Date, trigger: TickTrigger): Promise<Record<string, unknown>>;
 }
 
 export const TICKS: Partial<Record<TickName, Tick>> = {
   leases: { cron: CRONS.everyMinute, run: leasesTick },
+  approvals: { cron: CRONS.everyMinute, run: approvalsTick },
+  // Every minute from cron, but the driver works only once `tick_secs` have passed since its last run.
+  topology: { cron: CRONS.everyMinute, run: topologyTick },
 };
 
 export function ticksFor(cron: string): [TickName, Tick][] {

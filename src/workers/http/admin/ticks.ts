@@ -18,7 +18,7 @@ export const ticksRoutes = new Hono<AppEnv>().post(
     if (!tick)
       throw new AppError("not_found", `The '${name}' tick is not part of this build yet`, { extra: { available: Object.keys(TICKS) } });
     const now = c.var.clock.now();
-    const summary = await tick.run(c.env, now);
+    const summary = await tick.run(c.env, now, "admin");
     await appendEvent(
       getDb(c.env.DB),
       { type: "tick.ran", subject: `tick:${name}`, payload: { name, summary, trigger: "admin", by: c.var.principal.id } },
