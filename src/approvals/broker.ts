@@ -2,7 +2,7 @@ import { and, desc, eq, gt, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { z } from "zod";
 import type { Db } from "../db/client";
-import { approvals, type ApprovalRow, type ApprovalStatus } from "../db/schema";
+import { approvals, events, type ApprovalRow, type ApprovalStatus } from "../db/schema";
 import type { Env } from "../env";
 import { AppError, notFound } from "../lib/errors";
 import { appendEvent } from "../lib/events";
@@ -173,12 +173,16 @@ export async function sweepExpiredApprovals(db: Db, now: Date, onlyId?: string):
   const at = now.toISOString();
   const only = onlyId === undefined ? sql`` : sql` AND id = ${onlyId}`;
   const [, expired] = await db.batch([
-    db.run(sql`INSERT INTO events (type, subject, payload, created_at, dedupe_key)
-      SELECT 'approval.expired', id,
-        json_object('approval_id', id, 'action_kind', action_kind, 'subject', subject, 'requested_at', requested_at, 'expires_at', expires_at),
-        ${at}, 'approval:' || id || ':expired'
-      FROM approvals WHERE status = 'pending' AND expires_at <= ${at}${only}
-      ON CONFLICT(dedupe_key) DO NOTHING`),
+    // Columns in the events table's order: id, type, subject, payload, created_at, dedupe_key.
+    db
+      .insert(events)
+      .select(
+        sql`SELECT NULL, 'approval.expired', id,
+          json_object('approval_id', id, 'action_kind', action_kind, 'subject', subject, 'requested_at', requested_at, 'expires_at', expires_at),
+          ${at}, 'approval:' || id || ':expired'
+        FROM ${approvals} WHERE status = 'pending' AND expires_at <= ${at}${only}`,
+      )
+      .onConflictDoNothing({ target: events.dedupeKey }),
     db
       .update(approvals)
       .set({ status: "expired" })
@@ -253,11 +257,11 @@ export async function decideApproval(db: Db, id: string, d: Decision, now: Date)
   if (current.status === "expired" || (current.status === "pending" && current.expiresAt <= at)) {
     await sweepExpiredApprovals(db, now, id);
     throw new AppError("approval_expired", `approval ${id} expired at ${current.expiresAt}; it can no longer be decided`, {
-      extra: { status: "expired" },
+      extra: { current_status: "expired" },
     });
   }
   if (current.status === "pending") throw new AppError("conflict", `approval ${id} changed while it was being decided; try again`);
-  throw new AppError("already_decided", `approval ${id} is already ${current.status}`, { extra: { status: current.status } });
+  throw new AppError("already_decided", `approval ${id} is already ${current.status}`, { extra: { current_status: current.status } });
 }
 
 export type ConsumeCheck =
@@ -341,7 +345,7 @@ export async function consumeApproval(db: Db, id: string, action: ApprovalAction
     }
     if (check.reason === "not_found") throw notFound(`approval ${id}`);
     throw new AppError(check.reason === "already_consumed" ? "approval_consumed" : "not_approved", `approval ${id}: ${check.reason}`, {
-      extra: { status: check.status },
+      extra: { current_status: check.status },
     });
   }
   const use = consumption(db, id, check.hash, by, now);

@@ -1,4 +1,4 @@
-import { getTableColumns, sql, type SQL } from "drizzle-orm";
+import { getTableColumns, is, SQL, sql, type AnyColumn } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import { events } from "../db/schema";
@@ -12,20 +12,22 @@ import type { NewEvent } from "./events";
  * so either all of them land or none does (a lost race leaves no stray event behind).
  * Values go through each column's own encoder (json, boolean), exactly as drizzle's insert would.
  */
-export function insertWhere<T extends SQLiteTable>(db: Db, table: T, values: T["$inferInsert"], guard: SQL, onConflict?: SQL) {
-  const columns = getTableColumns(table) as Record<string, { name: string; mapToDriverValue(v: unknown): unknown }>;
-  const entries = Object.entries(values as Record<string, unknown>).filter(([, v]) => v !== undefined);
-  const names = entries.map(([key]) => sql.identifier(columnOf(columns, key).name));
-  const params = entries.map(([key, value]) => (value === null ? sql`NULL` : sql.param(value, columnOf(columns, key) as never)));
-  return db.run(
-    sql`INSERT INTO ${table} (${sql.join(names, sql`, `)}) SELECT ${sql.join(params, sql`, `)} WHERE ${guard}${onConflict ? sql` ${onConflict}` : sql``}`,
-  );
-}
-
-function columnOf<C>(columns: Record<string, C>, key: string): C {
-  const column = columns[key];
-  if (!column) throw new Error(`insertWhere: no column '${key}'`);
-  return column;
+export function insertWhere<T extends SQLiteTable>(db: Db, table: T, values: T["$inferInsert"], guard: SQL) {
+  const given = values as Record<string, unknown>;
+  const columns = Object.entries(getTableColumns(table)) as [string, AnyColumn][];
+  for (const key of Object.keys(given)) if (!columns.some(([k]) => k === key)) throw new Error(`insertWhere: no column '${key}'`);
+  // drizzle's INSERT … SELECT lists every insertable column in table order; fill them the way its
+  // VALUES path does (value, else the column default, else NULL).
+  const selected = columns
+    .filter(([, col]) => !(col as AnyColumn & { shouldDisableInsert(): boolean }).shouldDisableInsert())
+    .map(([key, col]) => {
+      const value = given[key];
+      if (value === null) return sql`NULL`;
+      if (value !== undefined) return sql.param(value, col);
+      if (col.default !== null && col.default !== undefined) return is(col.default, SQL) ? col.default : sql.param(col.default, col);
+      return sql`NULL`;
+    });
+  return db.insert(table).select(sql`SELECT ${sql.join(selected, sql`, `)} WHERE ${guard}`);
 }
 
 /** `appendEvent` that lands only when `guard` holds (see insertWhere); idempotent by dedupeKey too. */
@@ -41,8 +43,7 @@ export function appendEventWhere(db: Db, event: NewEvent, at: Date, guard: SQL) 
       dedupeKey: event.dedupeKey ?? null,
     },
     guard,
-    sql`ON CONFLICT(dedupe_key) DO NOTHING`,
-  );
+  ).onConflictDoNothing({ target: events.dedupeKey });
 }
 
 /** Rows a `db.run(...)` statement changed, read from its D1 result inside a batch's results. */

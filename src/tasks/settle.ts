@@ -71,7 +71,7 @@ export async function settleTask(
       return { task: current, changed: false };
     throw new AppError("already_settled", `task ${id} is already ${current.status}`, {
       extra: {
-        status: current.status,
+        current_status: current.status,
         retry_count: current.retryCount,
         ...(current.pauseClass ? { pause_class: current.pauseClass } : {}),
       },
