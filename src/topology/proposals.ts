@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { employees, routingOverrides, topologyProposals, type ProposalRow } from "../db/schema";
@@ -65,14 +65,32 @@ const edgeKey = (taskClass: string, fromAgent: string) => JSON.stringify([taskCl
 
 export type ProposeResult =
   | { proposal_id: string; approval_id: string; status: "pending" | "no_channel"; task_class: string; from_agent: string; to_agent: string }
-  | { proposal_id: null; reason: "no_candidate" | "lost_race"; skipped: { task_class: string; agent: string; reason: SkipReason }[] };
+  | { proposal_id: null; reason: "no_candidate" | "lost_race"; skipped: { task_class: string; agent: string; reason: SkipReason }[] }
+  | { proposal_id: null; reason: "proposed_this_period"; last_proposal_at: string };
+
+/**
+ * Seed 000 step 2: at most one proposal per tick. Ticks are `tick_secs` apart, so this is "no other
+ * proposal in the last tick_secs" — a condition on the insert itself, so any number of ticks at once
+ * (cron, admin, a retry) still add at most one.
+ */
+function recentProposal(periodStart: string): SQL {
+  return sql`EXISTS (SELECT 1 FROM ${topologyProposals} WHERE ${gt(topologyProposals.createdAt, periodStart)})`;
+}
 
 /**
  * Step 2 + 3: evidence (one aggregate query), the pure rule, then at most one proposal, recorded in
- * one batch with its approval request and events, all guarded by the hold rule so that a concurrent
- * tick cannot add a second proposal for the same edge.
+ * one batch with its approval request and events, all guarded by the hold rule and the one-per-tick
+ * rule, so that concurrent ticks cannot add a second proposal.
  */
 export async function proposeOnce(env: Env, db: Db, cfg: TopologyConfig, now: Date): Promise<ProposeResult> {
+  const periodStart = new Date(now.getTime() - cfg.tick_secs * 1000).toISOString();
+  const recent = await db
+    .select({ createdAt: topologyProposals.createdAt })
+    .from(topologyProposals)
+    .where(gt(topologyProposals.createdAt, periodStart))
+    .orderBy(desc(topologyProposals.createdAt))
+    .get();
+  if (recent) return { proposal_id: null, reason: "proposed_this_period", last_proposal_at: recent.createdAt };
   const since = new Date(now.getTime() - cfg.lookback_days * DAY_MS).toISOString();
   const cooldownStart = new Date(now.getTime() - cfg.proposal_cooldown_days * DAY_MS).toISOString();
   const [cells, org, held] = await Promise.all([
@@ -88,7 +106,7 @@ export async function proposeOnce(env: Env, db: Db, cfg: TopologyConfig, now: Da
   const evidence = proposalEvidence(p, await loadSampleTaskIds(db, since, p.from_agent, p.task_class), cfg.lookback_days);
   const proposalId = newId("tprop");
   const row = { id: proposalId, taskClass: p.task_class, fromAgent: p.from_agent, toAgent: p.to_agent };
-  const guard = sql`NOT ${edgeHeld(p.task_class, p.from_agent, cooldownStart)}`;
+  const guard = sql`(NOT ${edgeHeld(p.task_class, p.from_agent, cooldownStart)} AND NOT ${recentProposal(periodStart)})`;
   const approval = await prepareApproval(
     env,
     db,
