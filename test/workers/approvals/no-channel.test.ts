@@ -4,8 +4,10 @@ import { requestApproval } from "../../../src/approvals/broker";
 import { configuredChannels } from "../../../src/approvals/channels";
 import { approvalsConfig } from "../../../src/approvals/config";
 import { getDb } from "../../../src/db/client";
+import { topologyConfig } from "../../../src/topology/config";
+import { proposeOnce } from "../../../src/topology/proposals";
 import { call, createOperator } from "../../factories";
-import { decide, eventsOf, manager, setConfig } from "../../factories/org";
+import { advanceClock, decide, DONE, eventsOf, FAILED, manager, setConfig, settledTasks, team, tick } from "../../factories/org";
 
 // This file starts with no operator at all: only the bootstrap ADMIN_TOKEN, which is not a decider.
 const clockNow = async () => new Date((await call("/v1/admin/clock")).body.now);
@@ -23,12 +25,49 @@ describe("no_channel: nobody can decide, decided at request time, fail-closed", 
   });
   afterEach(() => vi.restoreAllMocks());
 
+  it("D5 refuses to propose while the broker would answer no_channel, and proposes once someone can decide", async () => {
+    await team("lead", ["alice", "bob"]);
+    await setConfig("topology_evolution", { enabled: true, tick_secs: 60 });
+    await settledTasks("alice", "billing", [FAILED, FAILED, FAILED, FAILED, FAILED]);
+    await settledTasks("bob", "billing", [DONE, DONE, DONE, DONE, DONE]);
+    const refused = await tick("topology");
+    expect(refused).toMatchObject({ ran: true, proposal: null, refused: "approval_broker_unavailable" });
+    const event = (await eventsOf("topology.refused")).at(-1)!;
+    expect(event.payload).toMatchObject({ reason: "approval_broker_unavailable", deciders: 0, channels: [] });
+    expect((await call("/v1/topology")).body).toMatchObject({ approval_broker_available: false, pending: [] });
+    expect(await eventsOf("topology.proposed")).toEqual([]);
+    expect((await call("/v1/approvals")).body.approvals).toEqual([]);
+
+    const mia = await manager("first-manager");
+    const proposed = await tick("topology");
+    expect(proposed.proposal).toMatchObject({ from_agent: "alice", to_agent: "bob", status: "pending" });
+    await decide(proposed.proposal.approval_id, "deny", mia.token);
+    expect((await tick("topology")).resolved).toEqual([{ proposal_id: proposed.proposal.proposal_id, outcome: "denied" }]);
+    // Back to nobody for the rest of this file.
+    await call(`/v1/admin/operators/${mia.id}`, { method: "DELETE" });
+    await setConfig("topology_evolution", {});
+  });
+
+  it("records a proposal whose approval came back no_channel as rejected, never pending", async () => {
+    await settledTasks("alice", "refunds", [FAILED, FAILED, FAILED, FAILED, FAILED]);
+    await settledTasks("bob", "refunds", [DONE, DONE, DONE, DONE, DONE]);
+    // Called past the tick's own availability check, as a broker that lost its last decider mid-tick would be.
+    await advanceClock(61_000);
+    const result = await proposeOnce(env, getDb(env.DB), topologyConfig.schema.parse({ enabled: true, tick_secs: 60 }), await clockNow());
+    expect(result).toMatchObject({ task_class: "refunds", status: "no_channel" });
+    const rejected = (await eventsOf("topology.rejected")).at(-1)!;
+    expect(rejected.payload).toMatchObject({ task_class: "refunds", reason: "no_channel" });
+    expect((await call("/v1/topology")).body.pending).toEqual([]);
+  });
+
   it("answers no_channel when the only admin is the bootstrap token and no channel is configured", async () => {
     const { approval_id, status } = await ask();
     expect(status).toBe("no_channel");
     const view = (await call(`/v1/approvals/${approval_id}`)).body;
     expect(view).toMatchObject({ status: "no_channel", channels: [] });
-    expect((await call("/v1/approvals?status=pending")).body.approvals).toEqual([]);
+    expect((await call("/v1/approvals?status=pending")).body.approvals.map((a: { approval_id: string }) => a.approval_id)).not.toContain(
+      approval_id,
+    );
     expect((await call("/v1/approvals?status=no_channel")).body.approvals.map((a: { approval_id: string }) => a.approval_id)).toContain(
       approval_id,
     );
