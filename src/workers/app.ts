@@ -8,11 +8,14 @@ import { configRoutes } from "./http/config";
 import { eventsRoutes } from "./http/events";
 import { healthRoutes } from "./http/health";
 import { runnerRoutes } from "./http/runner";
+import { bodyLimit } from "./middleware/body-limit";
 import { problemResponse, toAppError } from "./problem";
 
 export const app = new Hono<AppEnv>();
 
 app.use(requestId());
+// Before anything reads the request (auth, the clock's D1 read, parsing): an oversized body costs nothing.
+app.use(bodyLimit());
 app.use(async function withClock(c, next) {
   c.set("clock", await loadClock(c.env));
   await next();
