@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /** API.md paging: `limit` defaults to 50, at most 500. */
-export const pageLimit = z.coerce.number().int().min(1).max(500).default(50);
+const pageLimit = z.coerce.number().int().min(1).max(500).default(50);
 
 /** `limit` and a numeric `cursor` (the last id seen), for feeds keyed by an increasing integer id. */
 export const pageQuery = z.object({

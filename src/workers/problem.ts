@@ -35,7 +35,7 @@ export function toAppError(err: unknown): AppError {
  * The challenge every 401 carries (RFC 9110 §15.5.2, RFC 6750 §3): `error="invalid_token"` only
  * when a bearer token was presented; a request with no token, or another scheme, gets no error code.
  */
-export function bearerChallenge(authorization: string | undefined): string {
+function bearerChallenge(authorization: string | undefined): string {
   const presented = /^Bearer\s+\S/i.test(authorization ?? "");
   return presented ? 'Bearer realm="crewplane", error="invalid_token"' : 'Bearer realm="crewplane"';
 }

@@ -5,7 +5,7 @@ import type { MiddlewareHandler } from "hono";
  * W3C trace ids, `svc:trace.span` forms); anything else is replaced by a generated UUID, so a
  * header cannot put spaces, quotes, control or non-ASCII characters, or megabytes, into our logs.
  */
-export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Like hono/request-id (same `requestId` variable and header), with our documented bound and charset. */
 export function requestId(): MiddlewareHandler {
