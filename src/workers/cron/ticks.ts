@@ -1,4 +1,5 @@
 import type { Env } from "../../env";
+import { registry } from "../../lib/registry";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
 
@@ -11,10 +12,11 @@ export interface Tick {
   run(env: Env, now: Date): Promise<Record<string, unknown>>;
 }
 
-export const TICKS: Partial<Record<TickName, Tick>> = {
+/** The ticks built so far; `TICKS.get(name)` never reaches Object.prototype. */
+export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   leases: { cron: CRONS.everyMinute, run: leasesTick },
-};
+});
 
 export function ticksFor(cron: string): [TickName, Tick][] {
-  return (Object.entries(TICKS) as [TickName, Tick][]).filter(([, tick]) => tick.cron === cron);
+  return [...TICKS].filter(([, tick]) => tick.cron === cron);
 }
