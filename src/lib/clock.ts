@@ -34,6 +34,22 @@ export async function loadClock(env: Pick<Env, "ENVIRONMENT" | "DB">): Promise<C
   return clockWithOffset(row?.offsetMs ?? 0);
 }
 
+/**
+ * The instants the test clock may read. Every stored time is an ISO-8601 string compared as text,
+ * so it must keep a four-digit year: past 9999 `toISOString()` yields `+010000-…`, which sorts
+ * before `2026-…`. The latest settable now is the end of 9998, a year below 9999-12-31T23:59:59.999Z,
+ * so deadlines computed from now (+60 s leases, +24 h queue limits, +7 day windows) stay valid too.
+ */
+export const CLOCK_EARLIEST_MS = Date.parse("1970-01-01T00:00:00.000Z");
+export const CLOCK_LATEST_MS = Date.parse("9998-12-31T23:59:59.999Z");
+
+/** Why a test clock reading `nowMs` is refused, or null when it is within bounds. */
+export function clockBoundProblem(nowMs: number): string | null {
+  if (nowMs >= CLOCK_EARLIEST_MS && nowMs <= CLOCK_LATEST_MS) return null;
+  const reads = Number.isFinite(nowMs) && Math.abs(nowMs) <= 8.64e15 ? new Date(nowMs).toISOString() : String(nowMs);
+  return `the clock would read ${reads}, outside ${new Date(CLOCK_EARLIEST_MS).toISOString()} … ${new Date(CLOCK_LATEST_MS).toISOString()}`;
+}
+
 /** The test clock's new offset: moved forward by `advance_ms`, or set so that now reads `set`. */
 export function offsetAfter(change: { advance_ms: number } | { set: string }, currentOffsetMs: number, realNowMs: number): number {
   return "advance_ms" in change ? currentOffsetMs + change.advance_ms : Date.parse(change.set) - realNowMs;

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { z, ZodObject } from "zod";
 import type { Db } from "../db/client";
 import { settings } from "../db/schema";
-import { AppError, fieldErrorsFromIssues } from "./errors";
+import { AppError, fieldErrorsFromIssues, type FieldError } from "./errors";
 import { appendEvent } from "./events";
 
 /**
@@ -25,7 +25,30 @@ export async function readSection<S extends ZodObject>(db: Db, section: ConfigSe
   return (parsed.success ? parsed.data : section.schema.parse({})) as z.infer<S>;
 }
 
-/** Validates the whole section; on failure nothing is stored. The write and its event are one batch. */
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Keys of `input` that `parsed` does not have, at any depth. zod's `.strict()` checks one object
+ * level, and a nested `z.object` silently strips what it does not know; comparing the input with
+ * what the schema kept finds an unknown key wherever it is. Sound because a config section is
+ * plain data (no transforms): what parses is exactly what is stored and read back.
+ */
+export function unknownKeys(input: unknown, parsed: unknown, path: readonly string[] = []): FieldError[] {
+  if (Array.isArray(input) && Array.isArray(parsed)) {
+    return input.flatMap((item, i) => unknownKeys(item, parsed[i], [...path, String(i)]));
+  }
+  if (!isPlainObject(input) || !isPlainObject(parsed)) return [];
+  return Object.keys(input).flatMap((key) =>
+    Object.hasOwn(parsed, key)
+      ? unknownKeys(input[key], parsed[key], [...path, key])
+      : [{ path: [...path, key].join("."), message: `Unrecognized key: "${key}"` }],
+  );
+}
+
+/**
+ * Validates the whole section, refusing unknown keys at every depth; on failure nothing is stored.
+ * The write and its event are one batch.
+ */
 export async function writeSection<S extends ZodObject>(
   db: Db,
   section: ConfigSection<S>,
@@ -34,10 +57,9 @@ export async function writeSection<S extends ZodObject>(
   now: Date,
 ): Promise<z.infer<S>> {
   const parsed = section.schema.strict().safeParse(input);
-  if (!parsed.success) {
-    throw new AppError("validation_failed", `config section '${section.name}' is invalid`, {
-      errors: fieldErrorsFromIssues(parsed.error.issues),
-    });
+  const errors = parsed.success ? unknownKeys(input, parsed.data) : fieldErrorsFromIssues(parsed.error.issues);
+  if (!parsed.success || errors.length > 0) {
+    throw new AppError("validation_failed", `config section '${section.name}' is invalid`, { errors });
   }
   const value = parsed.data as Record<string, unknown>;
   const at = now.toISOString();

@@ -1,10 +1,12 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, gt, or } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../db/client";
 import { credentials, type CredentialKind, type OperatorRole } from "../db/schema";
 import { sha256Hex } from "./crypto";
 import { AppError } from "./errors";
 import { appendEvent } from "./events";
 import { newId, randomHex } from "./ids";
+import { takePage } from "./paging";
 
 const ID_PREFIX: Record<CredentialKind, string> = { operator: "op", runner: "rnr", node: "ncred", member: "mbr" };
 
@@ -46,8 +48,25 @@ export function splitToken(token: string): { id: string; secret: string } | null
   return match ? { id: match[1]!, secret: match[2]! } : null;
 }
 
-export function listCredentials(db: Db, kind: CredentialKind) {
-  return db.select().from(credentials).where(eq(credentials.kind, kind)).orderBy(asc(credentials.createdAt), asc(credentials.id)).all();
+/** How credentials are ordered in a list, and so what a page cursor holds: `[created_at, id]`. */
+export const credentialCursor = z.tuple([z.string().max(64), z.string().max(64)]);
+
+/**
+ * One page of a kind's credentials, oldest first, keyset-paged on (created_at, id) so a page
+ * never repeats or skips a row when tokens are minted or revoked between requests.
+ */
+export async function listCredentials(db: Db, kind: CredentialKind, page: { limit: number; after?: z.infer<typeof credentialCursor> }) {
+  const after = page.after
+    ? or(gt(credentials.createdAt, page.after[0]), and(eq(credentials.createdAt, page.after[0]), gt(credentials.id, page.after[1])))
+    : undefined;
+  const rows = await db
+    .select()
+    .from(credentials)
+    .where(and(eq(credentials.kind, kind), after))
+    .orderBy(asc(credentials.createdAt), asc(credentials.id))
+    .limit(page.limit + 1)
+    .all();
+  return takePage(rows, page.limit, (r) => [r.createdAt, r.id]);
 }
 
 /**

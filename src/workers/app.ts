@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { requestId } from "hono/request-id";
 import { loadClock } from "../lib/clock";
 import { AppError } from "../lib/errors";
 import type { AppEnv } from "./app-env";
@@ -13,11 +12,18 @@ import { integrationsRoutes } from "./http/integrations";
 import { runnerRoutes } from "./http/runner";
 import { tasksRoutes } from "./http/tasks";
 import { topologyRoutes } from "./http/topology";
+import { bodyLimit } from "./middleware/body-limit";
+import { methodNotAllowed } from "./middleware/method-not-allowed";
+import { requestId } from "./middleware/request-id";
 import { problemResponse, toAppError } from "./problem";
 
 export const app = new Hono<AppEnv>();
 
 app.use(requestId());
+// Before anything reads the request (auth, the clock's D1 read, parsing): an oversized body costs nothing.
+app.use(bodyLimit());
+// A 404 on a path some route serves with other methods becomes 405 + Allow, read from app.routes.
+app.use(methodNotAllowed(app));
 app.use(async function withClock(c, next) {
   c.set("clock", await loadClock(c.env));
   await next();

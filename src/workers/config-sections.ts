@@ -1,14 +1,15 @@
 import type { ConfigSection } from "../lib/config";
 import { approvalsConfig } from "../approvals/config";
+import { registry } from "../lib/registry";
 import { runnerConfig } from "../jobs/config";
 import { dispatchConfig, dispatchGuardConfig } from "../tasks/dispatch/config";
 import { topologyConfig } from "../topology/config";
 
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
-export const CONFIG_SECTIONS: Record<string, ConfigSection> = {
+export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({
   [runnerConfig.name]: runnerConfig,
   [approvalsConfig.name]: approvalsConfig,
   [dispatchConfig.name]: dispatchConfig,
   [dispatchGuardConfig.name]: dispatchGuardConfig,
   [topologyConfig.name]: topologyConfig,
-};
+});

@@ -1,4 +1,5 @@
 import type { Env } from "../../env";
+import { registry } from "../../lib/registry";
 import { topologyTick } from "../../topology/driver";
 import { approvalsTick } from "./approvals";
 import { leasesTick } from "./leases";
@@ -16,13 +17,14 @@ export interface Tick {
   run(env: Env, now: Date, trigger: TickTrigger): Promise<Record<string, unknown>>;
 }
 
-export const TICKS: Partial<Record<TickName, Tick>> = {
+/** The ticks built so far; `TICKS.get(name)` never reaches Object.prototype. */
+export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   leases: { cron: CRONS.everyMinute, run: leasesTick },
   approvals: { cron: CRONS.everyMinute, run: approvalsTick },
   // Every minute from cron, but the driver works only once `tick_secs` have passed since its last run.
   topology: { cron: CRONS.everyMinute, run: topologyTick },
-};
+});
 
 export function ticksFor(cron: string): [TickName, Tick][] {
-  return (Object.entries(TICKS) as [TickName, Tick][]).filter(([, tick]) => tick.cron === cron);
+  return [...TICKS].filter(([, tick]) => tick.cron === cron);
 }

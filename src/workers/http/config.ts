@@ -11,10 +11,10 @@ import { CONFIG_SECTIONS } from "../config-sections";
 const sectionParam = z.object({ section: z.string().min(1).max(64) });
 
 function sectionOrThrow(name: string) {
-  const section = CONFIG_SECTIONS[name];
+  const section = CONFIG_SECTIONS.get(name);
   if (!section) {
     throw new AppError("not_found", `config section '${name}' does not exist`, {
-      extra: { sections: Object.keys(CONFIG_SECTIONS).sort() },
+      extra: { sections: [...CONFIG_SECTIONS.keys()].sort() },
     });
   }
   return section;

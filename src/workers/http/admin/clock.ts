@@ -2,23 +2,21 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
 import { requireAuth } from "../../../lib/auth";
-import { offsetAfter, saveClockOffset, testClockEnabled } from "../../../lib/clock";
+import { CLOCK_EARLIEST_MS, CLOCK_LATEST_MS, clockBoundProblem, offsetAfter, saveClockOffset, testClockEnabled } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { appendEvent } from "../../../lib/events";
 import { validate } from "../../../lib/validation";
 import type { AppEnv } from "../../app-env";
 
 const clockChange = z.union([
-  z
-    .object({
-      advance_ms: z
-        .number()
-        .int()
-        .min(0)
-        .max(400 * 24 * 3_600_000),
-    })
-    .strict(),
-  z.object({ set: z.iso.datetime() }).strict(),
+  z.strictObject({
+    advance_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(400 * 24 * 3_600_000),
+  }),
+  z.strictObject({ set: z.iso.datetime() }),
 ]);
 
 export const clockRoutes = new Hono<AppEnv>()
@@ -35,9 +33,18 @@ export const clockRoutes = new Hono<AppEnv>()
     async (c) => {
       const change = c.req.valid("json");
       const before = c.var.clock;
-      const offsetMs = offsetAfter(change, before.offsetMs, Date.now());
+      const realNowMs = Date.now();
+      const offsetMs = offsetAfter(change, before.offsetMs, realNowMs);
+      // Checked on the resulting now, so repeated small advances cannot creep past the bound either.
+      const problem = clockBoundProblem(realNowMs + offsetMs);
+      if (problem) {
+        throw new AppError("validation_failed", "The test clock must stay within its bounds", {
+          errors: [{ path: "advance_ms" in change ? "advance_ms" : "set", message: problem }],
+          extra: { earliest: new Date(CLOCK_EARLIEST_MS).toISOString(), latest: new Date(CLOCK_LATEST_MS).toISOString() },
+        });
+      }
       const db = getDb(c.env.DB);
-      const now = new Date(Date.now() + offsetMs);
+      const now = new Date(realNowMs + offsetMs);
       await db.batch([
         saveClockOffset(db, offsetMs, now),
         appendEvent(

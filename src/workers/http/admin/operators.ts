@@ -3,12 +3,13 @@ import { z } from "zod";
 import { getDb } from "../../../db/client";
 import { OPERATOR_ROLES } from "../../../db/schema";
 import { requireAuth } from "../../../lib/auth";
-import { listCredentials, mintCredential, revokeCredential } from "../../../lib/credentials";
+import { credentialCursor, listCredentials, mintCredential, revokeCredential } from "../../../lib/credentials";
 import { appendEvent } from "../../../lib/events";
-import { validate } from "../../../lib/validation";
+import { keysetPageQuery } from "../../../lib/paging";
+import { label, validate } from "../../../lib/validation";
 import type { AppEnv } from "../../app-env";
 
-const newOperator = z.object({ name: z.string().trim().min(1).max(100), role: z.enum(OPERATOR_ROLES) });
+const newOperator = z.strictObject({ name: label(100), role: z.enum(OPERATOR_ROLES) });
 const operatorParam = z.object({ id: z.string().min(1).max(64) });
 
 export const operatorsRoutes = new Hono<AppEnv>()
@@ -27,10 +28,18 @@ export const operatorsRoutes = new Hono<AppEnv>()
     ]);
     return c.json({ operator_id: cred.id, name, role, token: cred.token }, 201);
   })
-  .get("/", requireAuth({ operator: "admin" }), async (c) => {
-    const rows = await listCredentials(getDb(c.env.DB), "operator");
+  .get("/", requireAuth({ operator: "admin" }), validate("query", keysetPageQuery(credentialCursor)), async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const page = await listCredentials(getDb(c.env.DB), "operator", { limit, after: cursor });
     return c.json({
-      operators: rows.map((r) => ({ operator_id: r.id, name: r.name, role: r.role, created_at: r.createdAt, revoked_at: r.revokedAt })),
+      operators: page.items.map((r) => ({
+        operator_id: r.id,
+        name: r.name,
+        role: r.role,
+        created_at: r.createdAt,
+        revoked_at: r.revokedAt,
+      })),
+      next_cursor: page.next_cursor,
     });
   })
   .delete("/:id", requireAuth({ operator: "admin" }), validate("param", operatorParam), async (c) => {

@@ -1,15 +1,30 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
-import { getRunnerInbox } from "../../../durable-objects/runner-inbox";
+import type { credentials } from "../../../db/schema";
+import { getRunnerInbox, type RunnerActivity } from "../../../durable-objects/runner-inbox";
 import { requireAuth } from "../../../lib/auth";
-import { listCredentials, mintCredential, revokeCredential } from "../../../lib/credentials";
+import { credentialCursor, findCredential, listCredentials, mintCredential, revokeCredential } from "../../../lib/credentials";
+import { notFound } from "../../../lib/errors";
 import { appendEvent } from "../../../lib/events";
-import { validate } from "../../../lib/validation";
+import { keysetPageQuery } from "../../../lib/paging";
+import { label, validate } from "../../../lib/validation";
 import type { AppEnv } from "../../app-env";
 
-const newRunner = z.object({ name: z.string().trim().min(1).max(100) });
+const newRunner = z.strictObject({ name: label(100) });
 const runnerParam = z.object({ id: z.string().min(1).max(64) });
+
+function runnerView(r: typeof credentials.$inferSelect, activity: RunnerActivity | undefined) {
+  return {
+    runner_id: r.id,
+    name: r.name,
+    created_at: r.createdAt,
+    revoked_at: r.revokedAt,
+    // never polled: unknown, not "long ago"
+    last_poll_at: activity?.last_poll_at ?? null,
+    leased_jobs: activity?.leased_jobs ?? 0,
+  };
+}
 
 export const runnersRoutes = new Hono<AppEnv>()
   .post("/", requireAuth({ operator: "admin" }), validate("json", newRunner), async (c) => {
@@ -24,20 +39,22 @@ export const runnersRoutes = new Hono<AppEnv>()
     return c.json({ runner_id: cred.id, name, token: cred.token }, 201);
   })
   // The fleet at a glance: every runner token, when it last asked for work, how many jobs it holds.
-  .get("/", requireAuth({ operator: "viewer" }), async (c) => {
-    const [rows, activity] = await Promise.all([listCredentials(getDb(c.env.DB), "runner"), getRunnerInbox(c.env).runnerActivity()]);
+  .get("/", requireAuth({ operator: "viewer" }), validate("query", keysetPageQuery(credentialCursor)), async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const [page, activity] = await Promise.all([
+      listCredentials(getDb(c.env.DB), "runner", { limit, after: cursor }),
+      getRunnerInbox(c.env).runnerActivity(),
+    ]);
     const byId = new Map(activity.map((a) => [a.runner_id, a]));
-    return c.json({
-      runners: rows.map((r) => ({
-        runner_id: r.id,
-        name: r.name,
-        created_at: r.createdAt,
-        revoked_at: r.revokedAt,
-        // never polled: unknown, not "long ago"
-        last_poll_at: byId.get(r.id)?.last_poll_at ?? null,
-        leased_jobs: byId.get(r.id)?.leased_jobs ?? 0,
-      })),
-    });
+    return c.json({ runners: page.items.map((r) => runnerView(r, byId.get(r.id))), next_cursor: page.next_cursor });
+  })
+  // One runner, so a client checking its own token need not page through the fleet.
+  .get("/:id", requireAuth({ operator: "viewer" }), validate("param", runnerParam), async (c) => {
+    const { id } = c.req.valid("param");
+    const row = await findCredential(getDb(c.env.DB), id);
+    if (!row || row.kind !== "runner") throw notFound(`runner ${id}`);
+    const activity = (await getRunnerInbox(c.env).runnerActivity()).find((a) => a.runner_id === id);
+    return c.json(runnerView(row, activity));
   })
   .delete("/:id", requireAuth({ operator: "admin" }), validate("param", runnerParam), async (c) => {
     const row = await revokeCredential(getDb(c.env.DB), "runner", c.req.valid("param").id, c.var.principal.id, c.var.clock.now());

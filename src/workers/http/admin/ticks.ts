@@ -14,9 +14,9 @@ export const ticksRoutes = new Hono<AppEnv>().post(
   validate("param", z.object({ name: z.enum(TICK_NAMES) })),
   async (c) => {
     const { name } = c.req.valid("param");
-    const tick = TICKS[name];
+    const tick = TICKS.get(name);
     if (!tick)
-      throw new AppError("not_found", `The '${name}' tick is not part of this build yet`, { extra: { available: Object.keys(TICKS) } });
+      throw new AppError("not_found", `The '${name}' tick is not part of this build yet`, { extra: { available: [...TICKS.keys()] } });
     const now = c.var.clock.now();
     const summary = await tick.run(c.env, now, "admin");
     await appendEvent(
