@@ -79,7 +79,12 @@ export async function settleTask(
   }
   if (settled.mode === "goal") {
     const topology = await readSection(db, topologyConfig);
-    if (topology.enabled) await observeOverrides(db, topology, now, { toAgent: settled.assignedTo, taskClass: settled.taskClass });
+    // The settle has landed; a failed judgement here is retried by the next tick, not reported as a failed settle.
+    if (topology.enabled) {
+      await observeOverrides(db, topology, now, { toAgent: settled.assignedTo, taskClass: settled.taskClass }).catch((err: unknown) =>
+        console.error(`topology: judging overrides after settling ${id} failed; the next tick will`, err),
+      );
+    }
   }
   return { task: settled, changed: true };
 }
