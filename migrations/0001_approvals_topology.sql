@@ -63,7 +63,7 @@ CREATE TABLE `tasks` (
 	`settled_by` text
 );
 --> statement-breakpoint
-CREATE INDEX `tasks_evidence_idx` ON `tasks` (`mode`,`settled_at`,`status`,`assigned_to`,`task_class`,`retry_count`,`pause_class`);--> statement-breakpoint
+CREATE INDEX `tasks_evidence_idx` ON `tasks` (`settled_at`,`assigned_to`,`task_class`,`status`,`retry_count`,`pause_class`) WHERE mode = 'goal' AND settled_at IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `tasks_assignee_idx` ON `tasks` (`assigned_to`,`task_class`,`created_at`);--> statement-breakpoint
 CREATE TABLE `routing_overrides` (
 	`id` text PRIMARY KEY NOT NULL,
@@ -90,7 +90,19 @@ CREATE TABLE `topology_driver` (
 	`id` integer PRIMARY KEY NOT NULL,
 	`last_tick_at` text,
 	`lease_until` text,
-	`lease_token` text
+	`lease_token` text,
+	`folded_through` text
+);
+--> statement-breakpoint
+CREATE TABLE `topology_evidence_days` (
+	`day` text NOT NULL,
+	`agent` text NOT NULL,
+	`task_class` text NOT NULL,
+	`samples` integer NOT NULL,
+	`rejects` integer NOT NULL,
+	`needs_human` integer NOT NULL,
+	`oscillations` integer NOT NULL,
+	PRIMARY KEY(`day`, `agent`, `task_class`)
 );
 --> statement-breakpoint
 CREATE TABLE `topology_proposals` (

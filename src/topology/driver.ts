@@ -31,10 +31,25 @@ export async function topologyTick(env: Env, now: Date, trigger: TickTrigger = "
   if (!cfg.enabled) return { enabled: false };
   const lease = await claimDriver(db, now, trigger === "cron" ? cfg.tick_secs : null);
   if (!lease.ok) return { enabled: true, ran: false, reason: lease.reason };
+  // Wall time per phase, so a slow tick says where (Workers' clock moves on I/O, which is what these wait on).
+  const ms: Record<string, number> = {};
+  const timed = async <T>(phase: string, work: Promise<T>): Promise<T> => {
+    const started = performance.now();
+    try {
+      return await work;
+    } finally {
+      ms[phase] = Math.round(performance.now() - started);
+    }
+  };
   try {
-    const resolved = await resolvePendingProposals(db, cfg, now);
-    const observed = await observeOverrides(db, cfg, now);
-    const broker = await brokerAvailability(env, db, now);
+    // Whether a human is reachable does not depend on the rest; an override approved in this tick has
+    // nothing to observe yet, so observation may follow resolution without waiting for the broker check.
+    const [[resolved, observed], broker] = await Promise.all([
+      timed("resolve", resolvePendingProposals(db, cfg, now)).then(
+        async (r) => [r, await timed("observe", observeOverrides(db, cfg, now))] as const,
+      ),
+      timed("broker", brokerAvailability(env, db, now)),
+    ]);
     if (!broker.available) {
       await appendEvent(
         db,
@@ -45,10 +60,10 @@ export async function topologyTick(env: Env, now: Date, trigger: TickTrigger = "
         },
         now,
       );
-      return { enabled: true, ran: true, resolved, observed, proposal: null, refused: "approval_broker_unavailable" };
+      return { enabled: true, ran: true, resolved, observed, proposal: null, refused: "approval_broker_unavailable", ms };
     }
-    const proposal = await proposeOnce(env, db, cfg, now);
-    return { enabled: true, ran: true, resolved, observed, proposal };
+    const proposal = await timed("propose", proposeOnce(env, db, cfg, now, { foldedThrough: lease.foldedThrough }));
+    return { enabled: true, ran: true, resolved, observed, proposal, ms };
   } finally {
     await db.update(topologyDriver).set({ leaseUntil: null, leaseToken: null }).where(eq(topologyDriver.leaseToken, lease.token));
   }
@@ -62,7 +77,7 @@ async function claimDriver(
   db: Db,
   now: Date,
   dueAfterSecs: number | null,
-): Promise<{ ok: true; token: string } | { ok: false; reason: "busy" | "not_due" }> {
+): Promise<{ ok: true; token: string; foldedThrough: string | null } | { ok: false; reason: "busy" | "not_due" }> {
   const at = now.toISOString();
   const token = randomHex(8);
   const free = or(isNull(topologyDriver.leaseUntil), lte(topologyDriver.leaseUntil, at));
@@ -76,9 +91,9 @@ async function claimDriver(
       .update(topologyDriver)
       .set({ leaseUntil: new Date(now.getTime() + DRIVER_LEASE_MS).toISOString(), leaseToken: token, lastTickAt: at })
       .where(and(eq(topologyDriver.id, 1), free, due))
-      .returning({ id: topologyDriver.id }),
+      .returning({ foldedThrough: topologyDriver.foldedThrough }),
   ]);
-  if (claimed.length > 0) return { ok: true, token };
+  if (claimed[0]) return { ok: true, token, foldedThrough: claimed[0].foldedThrough };
   const row = await db.select().from(topologyDriver).where(eq(topologyDriver.id, 1)).get();
   return { ok: false, reason: row?.leaseUntil && row.leaseUntil > at ? "busy" : "not_due" };
 }

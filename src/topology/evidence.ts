@@ -1,6 +1,4 @@
-import { and, desc, eq, gte, inArray, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { SETTLED_TASK_STATUSES, tasks, type PauseClass, type TaskMode, type TaskStatus } from "../db/schema";
+import { SETTLED_TASK_STATUSES, type PauseClass, type TaskMode, type TaskStatus } from "../db/schema";
 
 /** What evidence needs of a task (seed 000 step 1). */
 export interface EvidenceTask {
@@ -47,8 +45,8 @@ export function inSample(t: EvidenceTask, since: string): boolean {
 
 /**
  * The evidence, as a pure function over tasks: one cell per (agent, task_class) that has samples,
- * ordered by agent then class. The tick computes the same cells in SQL (`loadEvidenceCells`), one
- * aggregate query; a test holds the two to the same answer.
+ * ordered by agent then class. The tick computes the same cells in SQL (`loadEvidenceCells` in
+ * evidence-sql.ts), one aggregate query; a test holds the two to the same answer.
  */
 export function computeEvidence(all: readonly EvidenceTask[], since: string): Cell[] {
   const cells = new Map<string, Cell>();
@@ -77,51 +75,39 @@ export function sampleTaskIds(all: readonly EvidenceTask[], since: string, agent
     .map((t) => t.id);
 }
 
-function byAgentThenClass(a: Cell, b: Cell) {
+export function byAgentThenClass(a: Cell, b: Cell) {
   return a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : a.task_class < b.task_class ? -1 : a.task_class > b.task_class ? 1 : 0;
 }
 
-const rejectSql = sql`(${tasks.status} IN ('needs_human', 'failed') OR ${tasks.retryCount} > 0)`;
+const DAY_MS = 86_400_000;
 
-function sampleWhere(since: string) {
-  return and(eq(tasks.mode, "goal"), inArray(tasks.status, [...SETTLED_TASK_STATUSES]), gte(tasks.settledAt, since));
+/** The UTC day boundary at or before `iso` (ISO-8601 with milliseconds, as toISOString writes). */
+export function floorDay(iso: string): string {
+  return `${iso.slice(0, 10)}T00:00:00.000Z`;
+}
+
+/** The UTC day boundary at or after `iso`. */
+export function ceilDay(iso: string): string {
+  const floor = floorDay(iso);
+  return floor === iso ? iso : new Date(Date.parse(floor) + DAY_MS).toISOString();
 }
 
 /**
- * The evidence in one aggregate query over the settled goal tasks of the window. The covering index
- * `tasks_evidence_idx` (mode, settled_at, status, assigned_to, task_class, …) makes it a range scan.
+ * Which parts of the window come from folded day counters and which from tasks directly. Whole days
+ * in [ceilDay(since), foldedThrough) come from the counters; the partial first day and everything
+ * from foldedThrough on are counted from tasks. Nothing folded, or a fold that ends before the
+ * window's first whole day: all of it from tasks.
  */
-export async function loadEvidenceCells(db: Db, since: string): Promise<Cell[]> {
-  const rows = await db
-    .select({
-      agent: tasks.assignedTo,
-      task_class: tasks.taskClass,
-      samples: sql<number>`COUNT(*)`,
-      rejects: sql<number>`SUM(CASE WHEN ${rejectSql} THEN 1 ELSE 0 END)`,
-      needs_human: sql<number>`SUM(CASE WHEN ${tasks.status} = 'needs_human' THEN 1 ELSE 0 END)`,
-      oscillations: sql<number>`SUM(CASE WHEN ${tasks.status} = 'needs_human' AND ${tasks.pauseClass} = 'no_progress' THEN 1 ELSE 0 END)`,
-    })
-    .from(tasks)
-    .where(sampleWhere(since))
-    .groupBy(tasks.assignedTo, tasks.taskClass);
-  return rows
-    .map((r) => ({
-      ...r,
-      samples: Number(r.samples),
-      rejects: Number(r.rejects),
-      needs_human: Number(r.needs_human),
-      oscillations: Number(r.oscillations),
-    }))
-    .sort(byAgentThenClass);
+export interface EvidencePlan {
+  days: { from: string; to: string } | null;
+  raw: { from: string; to: string | null }[];
 }
 
-/** The ten sample ids for the one cell a proposal is made about (same order as `sampleTaskIds`). */
-export async function loadSampleTaskIds(db: Db, since: string, agent: string, taskClass: string): Promise<string[]> {
-  const rows = await db
-    .select({ id: tasks.id })
-    .from(tasks)
-    .where(and(sampleWhere(since), eq(tasks.assignedTo, agent), eq(tasks.taskClass, taskClass)))
-    .orderBy(desc(rejectSql), desc(tasks.settledAt), tasks.id)
-    .limit(MAX_SAMPLE_TASK_IDS);
-  return rows.map((r) => r.id);
+export function evidencePlan(since: string, foldedThrough: string | null): EvidencePlan {
+  const firstWholeDay = ceilDay(since);
+  if (foldedThrough === null || foldedThrough <= firstWholeDay) return { days: null, raw: [{ from: since, to: null }] };
+  return {
+    days: { from: firstWholeDay.slice(0, 10), to: foldedThrough.slice(0, 10) },
+    raw: [...(since < firstWholeDay ? [{ from: since, to: firstWholeDay }] : []), { from: foldedThrough, to: null }],
+  };
 }

@@ -8,7 +8,7 @@ import { actionChangedEvent, checkConsumable, consumption, enqueueDeliveries, po
 import { appendEventWhere, insertWhere } from "../lib/guarded-insert";
 import { newId } from "../lib/ids";
 import type { TopologyConfig } from "./config";
-import { loadEvidenceCells, loadSampleTaskIds } from "./evidence";
+import { foldEvidence, loadEvidenceCells, loadSampleTaskIds } from "./evidence-sql";
 import { proposalEvidence, proposeReroute, type SkipReason } from "./proposal";
 
 export const REROUTE_ACTION_KIND = "topology_reroute";
@@ -65,7 +65,12 @@ const edgeKey = (taskClass: string, fromAgent: string) => JSON.stringify([taskCl
 
 export type ProposeResult =
   | { proposal_id: string; approval_id: string; status: "pending" | "no_channel"; task_class: string; from_agent: string; to_agent: string }
-  | { proposal_id: null; reason: "no_candidate" | "lost_race"; skipped: { task_class: string; agent: string; reason: SkipReason }[] }
+  | {
+      proposal_id: null;
+      reason: "no_candidate" | "lost_race";
+      skipped: { task_class: string; agent: string; reason: SkipReason }[];
+      ms?: Record<string, number>;
+    }
   | { proposal_id: null; reason: "proposed_this_period"; last_proposal_at: string };
 
 /**
@@ -82,26 +87,40 @@ function recentProposal(periodStart: string): SQL {
  * one batch with its approval request and events, all guarded by the hold rule and the one-per-tick
  * rule, so that concurrent ticks cannot add a second proposal.
  */
-export async function proposeOnce(env: Env, db: Db, cfg: TopologyConfig, now: Date): Promise<ProposeResult> {
+export async function proposeOnce(
+  env: Env,
+  db: Db,
+  cfg: TopologyConfig,
+  now: Date,
+  driver?: { foldedThrough: string | null },
+): Promise<ProposeResult> {
   const periodStart = new Date(now.getTime() - cfg.tick_secs * 1000).toISOString();
-  const recent = await db
-    .select({ createdAt: topologyProposals.createdAt })
-    .from(topologyProposals)
-    .where(gt(topologyProposals.createdAt, periodStart))
-    .orderBy(desc(topologyProposals.createdAt))
-    .get();
-  if (recent) return { proposal_id: null, reason: "proposed_this_period", last_proposal_at: recent.createdAt };
   const since = new Date(now.getTime() - cfg.lookback_days * DAY_MS).toISOString();
   const cooldownStart = new Date(now.getTime() - cfg.proposal_cooldown_days * DAY_MS).toISOString();
+  // The fold runs whether or not this period already has a proposal: it only keeps the counters current.
+  const foldStarted = performance.now();
+  const [recent, { folded_through }] = await Promise.all([
+    db
+      .select({ createdAt: topologyProposals.createdAt })
+      .from(topologyProposals)
+      .where(gt(topologyProposals.createdAt, periodStart))
+      .orderBy(desc(topologyProposals.createdAt))
+      .get(),
+    foldEvidence(db, now, driver),
+  ]);
+  if (recent) return { proposal_id: null, reason: "proposed_this_period", last_proposal_at: recent.createdAt };
+  const evidenceStarted = performance.now();
+  let evidenceMs = 0;
   const [cells, org, held] = await Promise.all([
-    loadEvidenceCells(db, since),
+    loadEvidenceCells(db, since, folded_through).finally(() => (evidenceMs = Math.round(performance.now() - evidenceStarted))),
     db.select({ id: employees.id, reportsTo: employees.reportsTo }).from(employees),
     heldEdges(db, cooldownStart),
   ]);
+  const ms = { fold: Math.round(evidenceStarted - foldStarted), evidence: evidenceMs };
   const parentOf = new Map(org.map((e) => [e.id, e.reportsTo]));
   const decision = proposeReroute(cells, parentOf, cfg, (c, a) => held.get(edgeKey(c, a)) ?? null);
   const p = decision.proposal;
-  if (!p) return { proposal_id: null, reason: "no_candidate", skipped: decision.skipped };
+  if (!p) return { proposal_id: null, reason: "no_candidate", skipped: decision.skipped, ms };
 
   const evidence = proposalEvidence(p, await loadSampleTaskIds(db, since, p.from_agent, p.task_class), cfg.lookback_days);
   const proposalId = newId("tprop");

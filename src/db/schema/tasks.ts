@@ -83,8 +83,11 @@ export const tasks = sqliteTable(
     settledBy: text("settled_by"),
   },
   (t) => [
-    // Covers the topology evidence aggregate: a range scan over settled goal tasks, no table lookups.
-    index("tasks_evidence_idx").on(t.mode, t.settledAt, t.status, t.assignedTo, t.taskClass, t.retryCount, t.pauseClass),
+    // Settled goal tasks by settlement time, covering what evidence counts: the D5 fold and the
+    // evidence query read ranges of it (a day or two per tick once folded) with no table lookups.
+    index("tasks_evidence_idx")
+      .on(t.settledAt, t.assignedTo, t.taskClass, t.status, t.retryCount, t.pauseClass)
+      .where(sql`mode = 'goal' AND settled_at IS NOT NULL`),
     index("tasks_assignee_idx").on(t.assignedTo, t.taskClass, t.createdAt),
   ],
 );

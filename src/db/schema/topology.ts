@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const PROPOSAL_STATUSES = ["pending", "approved", "denied", "expired", "no_channel", "action_changed"] as const;
 export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
@@ -71,10 +71,34 @@ export const routingOverrides = sqliteTable(
 );
 export type OverrideRow = typeof routingOverrides.$inferSelect;
 
-/** The D5 driver's single row (id = 1): when it last ticked, and the lease that serialises ticks. */
+/**
+ * The D5 driver's single row (id = 1): when it last ticked, the lease that serialises ticks, and how
+ * far settled goal tasks have been folded into `topology_evidence_days` (a UTC day boundary).
+ */
 export const topologyDriver = sqliteTable("topology_driver", {
   id: integer("id").primaryKey(),
   lastTickAt: text("last_tick_at"),
   leaseUntil: text("lease_until"),
   leaseToken: text("lease_token"),
+  foldedThrough: text("folded_through"),
 });
+
+/**
+ * Evidence counters per UTC day of settlement, folded by the D5 tick (never by a settle, so with D5 off
+ * nothing here is written). Whole past days only; the window's partial first day and everything not
+ * yet folded are counted from `tasks` directly, so the evidence stays exact. Column order matters:
+ * the fold is an INSERT … SELECT.
+ */
+export const topologyEvidenceDays = sqliteTable(
+  "topology_evidence_days",
+  {
+    day: text("day").notNull(),
+    agent: text("agent").notNull(),
+    taskClass: text("task_class").notNull(),
+    samples: integer("samples").notNull(),
+    rejects: integer("rejects").notNull(),
+    needsHuman: integer("needs_human").notNull(),
+    oscillations: integer("oscillations").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.agent, t.taskClass] })],
+);

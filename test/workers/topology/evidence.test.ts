@@ -3,13 +3,15 @@ import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
 import { tasks } from "../../../src/db/schema";
 import {
+  ceilDay,
   computeEvidence,
+  evidencePlan,
+  floorDay,
   isReject,
-  loadEvidenceCells,
-  loadSampleTaskIds,
   sampleTaskIds,
   type EvidenceTask,
 } from "../../../src/topology/evidence";
+import { evidenceSql, foldEvidence, loadEvidenceCells, loadSampleTaskIds } from "../../../src/topology/evidence-sql";
 
 const SINCE = "2026-11-01T00:00:00.000Z";
 let n = 0;
@@ -92,25 +94,66 @@ describe("sampleTaskIds", () => {
   });
 });
 
-describe("the SQL aggregate", () => {
-  it("computes exactly the cells and sample ids of the pure function on the same tasks", async () => {
+describe("day boundaries and the evidence plan", () => {
+  it("floors and ceils to UTC day boundaries", () => {
+    expect(floorDay("2026-11-03T13:17:00.123Z")).toBe("2026-11-03T00:00:00.000Z");
+    expect(ceilDay("2026-11-03T13:17:00.123Z")).toBe("2026-11-04T00:00:00.000Z");
+    expect(ceilDay("2026-11-03T00:00:00.000Z")).toBe("2026-11-03T00:00:00.000Z");
+    expect(ceilDay("2026-12-31T23:59:59.999Z")).toBe("2027-01-01T00:00:00.000Z");
+  });
+
+  it("counts whole folded days from counters and the rest from tasks, without overlap or gap", () => {
+    expect(evidencePlan("2026-11-03T13:00:00.000Z", null)).toEqual({ days: null, raw: [{ from: "2026-11-03T13:00:00.000Z", to: null }] });
+    expect(evidencePlan("2026-11-03T13:00:00.000Z", "2026-11-04T00:00:00.000Z").days).toBeNull();
+    expect(evidencePlan("2026-11-03T13:00:00.000Z", "2026-11-10T00:00:00.000Z")).toEqual({
+      days: { from: "2026-11-04", to: "2026-11-10" },
+      raw: [
+        { from: "2026-11-03T13:00:00.000Z", to: "2026-11-04T00:00:00.000Z" },
+        { from: "2026-11-10T00:00:00.000Z", to: null },
+      ],
+    });
+    expect(evidencePlan("2026-11-03T00:00:00.000Z", "2026-11-10T00:00:00.000Z").raw).toEqual([
+      { from: "2026-11-10T00:00:00.000Z", to: null },
+    ]);
+  });
+});
+
+describe("the SQL evidence (fold + one aggregate query)", () => {
+  const set: EvidenceTask[] = [];
+  const agents = ["alice", "bob", "carol"];
+  const classes = ["billing", "support", "high"];
+  const statuses: EvidenceTask["status"][] = ["done", "needs_human", "failed", "assigned"];
+  const pauses = ["no_progress", "infra", "unknown"] as const;
+  for (let i = 0; i < 140; i++) {
+    const status = statuses[(i * 7) % 4]!;
+    set.push(
+      t(agents[i % 3]!, classes[Math.floor(i / 3) % 3]!, status, {
+        mode: i % 11 === 0 ? "plain" : "goal",
+        retry_count: i % 4 === 0 ? 1 : 0,
+        pause_class: status === "needs_human" ? pauses[i % 3]! : null,
+        settled_at: status === "assigned" ? null : new Date(Date.parse("2026-10-25T00:00:00Z") + i * 3_600_000 * 5 + 7_000).toISOString(),
+      }),
+    );
+  }
+  const windows = [
+    "2026-10-20T00:00:00.000Z",
+    "2026-11-01T00:00:00.000Z",
+    "2026-11-03T13:17:00.000Z",
+    "2026-11-14T05:00:00.000Z",
+    "2026-11-29T00:00:00.000Z",
+  ];
+
+  async function expectSameAsPure(foldedThrough: string | null) {
     const db = getDb(env.DB);
-    const set: EvidenceTask[] = [];
-    const agents = ["alice", "bob", "carol"];
-    const classes = ["billing", "support", "high"];
-    const statuses: EvidenceTask["status"][] = ["done", "needs_human", "failed", "assigned"];
-    const pauses = ["no_progress", "infra", "unknown"] as const;
-    for (let i = 0; i < 120; i++) {
-      const status = statuses[(i * 7) % 4]!;
-      set.push(
-        t(agents[i % 3]!, classes[Math.floor(i / 3) % 3]!, status, {
-          mode: i % 11 === 0 ? "plain" : "goal",
-          retry_count: i % 4 === 0 ? 1 : 0,
-          pause_class: status === "needs_human" ? pauses[i % 3]! : null,
-          settled_at: status === "assigned" ? null : new Date(Date.parse("2026-10-25T00:00:00Z") + i * 3_600_000 * 6).toISOString(),
-        }),
+    for (const since of windows) {
+      expect(await loadEvidenceCells(db, since, foldedThrough), `since ${since}, folded through ${foldedThrough}`).toEqual(
+        computeEvidence(set, since),
       );
     }
+  }
+
+  it("counts exactly what the pure function counts, before and after folds at any window start", async () => {
+    const db = getDb(env.DB);
     for (const x of set) {
       await db.insert(tasks).values({
         id: x.id,
@@ -132,13 +175,40 @@ describe("the SQL aggregate", () => {
         settledAt: x.settled_at,
       });
     }
-    const expected = computeEvidence(set, SINCE);
-    expect(expected.length).toBeGreaterThan(4);
-    expect(await loadEvidenceCells(db, SINCE)).toEqual(expected);
-    for (const cell of expected) {
-      expect(await loadSampleTaskIds(db, SINCE, cell.agent, cell.task_class)).toEqual(
-        sampleTaskIds(set, SINCE, cell.agent, cell.task_class),
+    expect(computeEvidence(set, windows[0]!).length).toBeGreaterThan(6);
+    await expectSameAsPure(null);
+
+    const first = await foldEvidence(db, new Date("2026-11-15T00:30:00.000Z"));
+    expect(first).toEqual({ folded_through: "2026-11-14T00:00:00.000Z", advanced: true });
+    await expectSameAsPure(first.folded_through);
+    // Folding again before a new day is complete changes nothing.
+    expect(await foldEvidence(db, new Date("2026-11-15T00:59:00.000Z"))).toEqual({
+      folded_through: "2026-11-14T00:00:00.000Z",
+      advanced: false,
+    });
+    await expectSameAsPure(first.folded_through);
+
+    // Three folds at once count each task once.
+    const racing = await Promise.all([1, 2, 3].map(() => foldEvidence(db, new Date("2026-12-01T02:00:00.000Z"))));
+    expect(new Set(racing.map((r) => r.folded_through))).toEqual(new Set(["2026-12-01T00:00:00.000Z"]));
+    await expectSameAsPure("2026-12-01T00:00:00.000Z");
+    for (const cell of computeEvidence(set, windows[0]!)) {
+      expect(await loadSampleTaskIds(db, windows[0]!, cell.agent, cell.task_class)).toEqual(
+        sampleTaskIds(set, windows[0]!, cell.agent, cell.task_class),
       );
     }
+  });
+
+  it("reads the tasks it counts through the covering partial index by settlement range, never a table scan", async () => {
+    const built = getDb(env.DB).run(evidenceSql("2026-11-03T13:17:00.000Z", "2026-11-20T00:00:00.000Z")).getQuery();
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${built.sql}`)
+      .bind(...built.params)
+      .all<{ detail: string }>();
+    const details = plan.results.map((r) => r.detail);
+    expect(details.filter((d) => d.includes("tasks_evidence_idx"))).toHaveLength(2);
+    expect(details.filter((d) => d.includes("tasks_evidence_idx")).every((d) => d.includes("SEARCH") && d.includes("settled_at>"))).toBe(
+      true,
+    );
+    expect(details.some((d) => /SCAN tasks\b(?! USING)/.test(d))).toBe(false);
   });
 });
