@@ -121,7 +121,7 @@ try {
     // Seeded rows are back-dated, so the fold starts over: the cold tick folds all of them.
     await env.DB.batch([
       env.DB.prepare("DELETE FROM topology_evidence_days"),
-      env.DB.prepare("UPDATE topology_driver SET folded_through = NULL"),
+      env.DB.prepare("UPDATE topology_driver SET folded_from = NULL, folded_through = NULL"),
     ]);
     const cold = await tick();
     await check(size, cold.summary);

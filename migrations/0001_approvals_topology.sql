@@ -91,6 +91,7 @@ CREATE TABLE `topology_driver` (
 	`last_tick_at` text,
 	`lease_until` text,
 	`lease_token` text,
+	`folded_from` text,
 	`folded_through` text
 );
 --> statement-breakpoint

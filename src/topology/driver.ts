@@ -62,7 +62,7 @@ export async function topologyTick(env: Env, now: Date, trigger: TickTrigger = "
       );
       return { enabled: true, ran: true, resolved, observed, proposal: null, refused: "approval_broker_unavailable", ms };
     }
-    const proposal = await timed("propose", proposeOnce(env, db, cfg, now, { foldedThrough: lease.foldedThrough }));
+    const proposal = await timed("propose", proposeOnce(env, db, cfg, now, lease.folded));
     return { enabled: true, ran: true, resolved, observed, proposal, ms };
   } finally {
     await db.update(topologyDriver).set({ leaseUntil: null, leaseToken: null }).where(eq(topologyDriver.leaseToken, lease.token));
@@ -77,7 +77,10 @@ async function claimDriver(
   db: Db,
   now: Date,
   dueAfterSecs: number | null,
-): Promise<{ ok: true; token: string; foldedThrough: string | null } | { ok: false; reason: "busy" | "not_due" }> {
+): Promise<
+  | { ok: true; token: string; folded: { foldedFrom: string | null; foldedThrough: string | null } }
+  | { ok: false; reason: "busy" | "not_due" }
+> {
   const at = now.toISOString();
   const token = randomHex(8);
   const free = or(isNull(topologyDriver.leaseUntil), lte(topologyDriver.leaseUntil, at));
@@ -91,9 +94,9 @@ async function claimDriver(
       .update(topologyDriver)
       .set({ leaseUntil: new Date(now.getTime() + DRIVER_LEASE_MS).toISOString(), leaseToken: token, lastTickAt: at })
       .where(and(eq(topologyDriver.id, 1), free, due))
-      .returning({ foldedThrough: topologyDriver.foldedThrough }),
+      .returning({ foldedFrom: topologyDriver.foldedFrom, foldedThrough: topologyDriver.foldedThrough }),
   ]);
-  if (claimed[0]) return { ok: true, token, foldedThrough: claimed[0].foldedThrough };
+  if (claimed[0]) return { ok: true, token, folded: claimed[0] };
   const row = await db.select().from(topologyDriver).where(eq(topologyDriver.id, 1)).get();
   return { ok: false, reason: row?.leaseUntil && row.leaseUntil > at ? "busy" : "not_due" };
 }

@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { SETTLED_TASK_STATUSES, tasks, topologyDriver, topologyEvidenceDays } from "../db/schema";
-import { byAgentThenClass, evidencePlan, floorDay, MAX_SAMPLE_TASK_IDS, type Cell } from "./evidence";
+import { byAgentThenClass, evidencePlan, floorDay, MAX_SAMPLE_TASK_IDS, type Cell, type FoldedRange } from "./evidence";
 
 /*
  * The evidence in SQL. Per tick: fold whole past days of settled goal tasks into day counters (usually
@@ -32,24 +32,32 @@ function settledGoal(from: string | null, to: string | null): SQL {
 }
 
 /**
- * Folds every whole UTC day that ended at least FOLD_LAG_MS ago and is not folded yet. One batch,
- * guarded on the watermark it read (or was given: the tick reads it when it claims the driver), so two
- * folds at once count each task once.
+ * Folds every whole UTC day that ended at least FOLD_LAG_MS ago and is not folded yet; the first fold
+ * starts at the window's first day (`since`), so its cost is the window's, not the whole history's.
+ * One batch, guarded on the watermark it read (or was given: the tick reads it when it claims the
+ * driver), so two folds at once count each task once.
  */
 export async function foldEvidence(
   db: Db,
   now: Date,
-  known?: { foldedThrough: string | null },
-): Promise<{ folded_through: string | null; advanced: boolean }> {
-  const previous =
-    known !== undefined
-      ? known.foldedThrough
-      : ((await db.select({ f: topologyDriver.foldedThrough }).from(topologyDriver).where(eq(topologyDriver.id, 1)).get())?.f ?? null);
+  since: string,
+  known?: { foldedFrom: string | null; foldedThrough: string | null },
+): Promise<{ folded: FoldedRange | null; advanced: boolean }> {
+  const state = known ??
+    (await db
+      .select({ foldedFrom: topologyDriver.foldedFrom, foldedThrough: topologyDriver.foldedThrough })
+      .from(topologyDriver)
+      .where(eq(topologyDriver.id, 1))
+      .get()) ?? { foldedFrom: null, foldedThrough: null };
+  const previous = state.foldedThrough;
+  const current = previous !== null && state.foldedFrom !== null ? { from: state.foldedFrom, through: previous } : null;
   const target = floorDay(new Date(now.getTime() - FOLD_LAG_MS).toISOString());
-  if (previous !== null && target <= previous) return { folded_through: previous, advanced: false };
+  const start = previous ?? floorDay(since);
+  if (target <= start) return { folded: current, advanced: false };
   const unchanged = previous === null ? sql`${topologyDriver.foldedThrough} IS NULL` : sql`${topologyDriver.foldedThrough} = ${previous}`;
-  const keepFrom = new Date(Date.parse(target) - KEEP_DAYS * 86_400_000).toISOString().slice(0, 10);
-  await db.batch([
+  const keepFrom = new Date(Date.parse(target) - KEEP_DAYS * 86_400_000).toISOString();
+  const from = current === null ? start : current.from > keepFrom ? current.from : floorDay(keepFrom);
+  const [, , , moved] = await db.batch([
     db.insert(topologyDriver).values({ id: 1 }).onConflictDoNothing(),
     // Columns in table order: day, agent, task_class, samples, rejects, needs_human, oscillations.
     db
@@ -57,7 +65,7 @@ export async function foldEvidence(
       .select(
         sql`SELECT substr(${tasks.settledAt}, 1, 10), ${tasks.assignedTo}, ${tasks.taskClass}, COUNT(*), SUM(${rejectCase}), SUM(${needsHumanCase}), SUM(${oscillationCase})
             FROM ${tasks} INDEXED BY tasks_evidence_idx
-            WHERE ${settledGoal(previous, target)} AND EXISTS (SELECT 1 FROM ${topologyDriver} WHERE ${topologyDriver.id} = 1 AND ${unchanged})
+            WHERE ${settledGoal(start, target)} AND EXISTS (SELECT 1 FROM ${topologyDriver} WHERE ${topologyDriver.id} = 1 AND ${unchanged})
             GROUP BY 1, 2, 3`,
       )
       .onConflictDoUpdate({
@@ -69,18 +77,25 @@ export async function foldEvidence(
           oscillations: sql`${topologyEvidenceDays.oscillations} + excluded.oscillations`,
         },
       }),
-    db.delete(topologyEvidenceDays).where(sql`${topologyEvidenceDays.day} < ${keepFrom}`),
+    db.delete(topologyEvidenceDays).where(sql`${topologyEvidenceDays.day} < ${from.slice(0, 10)}`),
     db
       .update(topologyDriver)
-      .set({ foldedThrough: target })
-      .where(and(eq(topologyDriver.id, 1), unchanged)),
+      .set({ foldedFrom: from, foldedThrough: target })
+      .where(and(eq(topologyDriver.id, 1), unchanged))
+      .returning({ id: topologyDriver.id }),
   ]);
-  return { folded_through: target, advanced: true };
+  if (moved.length > 0) return { folded: { from, through: target }, advanced: true };
+  // Another fold moved the watermark first; its rows stand and these were not written.
+  const after = await db.select().from(topologyDriver).where(eq(topologyDriver.id, 1)).get();
+  return {
+    folded: after?.foldedFrom && after.foldedThrough ? { from: after.foldedFrom, through: after.foldedThrough } : null,
+    advanced: false,
+  };
 }
 
 /** The tick's one aggregate query for the window starting at `since` (exported so a test can read its plan). */
-export function evidenceSql(since: string, foldedThrough: string | null): SQL {
-  const plan = evidencePlan(since, foldedThrough);
+export function evidenceSql(since: string, folded: FoldedRange | null): SQL {
+  const plan = evidencePlan(since, folded);
   const parts: SQL[] = plan.raw.map(
     (r) => sql`SELECT ${tasks.assignedTo} AS agent, ${tasks.taskClass} AS task_class, COUNT(*) AS samples, SUM(${rejectCase}) AS rejects,
         SUM(${needsHumanCase}) AS needs_human, SUM(${oscillationCase}) AS oscillations
@@ -97,9 +112,9 @@ export function evidenceSql(since: string, foldedThrough: string | null): SQL {
     FROM (${sql.join(parts, sql` UNION ALL `)}) GROUP BY agent, task_class`;
 }
 
-/** The evidence cells of the window; `foldedThrough` null counts everything from `tasks`. */
-export async function loadEvidenceCells(db: Db, since: string, foldedThrough: string | null = null): Promise<Cell[]> {
-  const rows = await db.all<Cell>(evidenceSql(since, foldedThrough));
+/** The evidence cells of the window; `folded` null counts everything from `tasks`. */
+export async function loadEvidenceCells(db: Db, since: string, folded: FoldedRange | null = null): Promise<Cell[]> {
+  const rows = await db.all<Cell>(evidenceSql(since, folded));
   return rows
     .map((r) => ({
       agent: r.agent,

@@ -92,22 +92,29 @@ export function ceilDay(iso: string): string {
   return floor === iso ? iso : new Date(Date.parse(floor) + DAY_MS).toISOString();
 }
 
+/** The whole UTC days the counters hold: [from, through). */
+export interface FoldedRange {
+  from: string;
+  through: string;
+}
+
 /**
  * Which parts of the window come from folded day counters and which from tasks directly. Whole days
- * in [ceilDay(since), foldedThrough) come from the counters; the partial first day and everything
- * from foldedThrough on are counted from tasks. Nothing folded, or a fold that ends before the
- * window's first whole day: all of it from tasks.
+ * the counters hold inside the window come from them; the rest of the window (its partial first day,
+ * days before the counters begin, and everything from `through` on) is counted from tasks. Nothing
+ * folded that the window can use: all of it from tasks.
  */
 export interface EvidencePlan {
   days: { from: string; to: string } | null;
   raw: { from: string; to: string | null }[];
 }
 
-export function evidencePlan(since: string, foldedThrough: string | null): EvidencePlan {
+export function evidencePlan(since: string, folded: FoldedRange | null): EvidencePlan {
   const firstWholeDay = ceilDay(since);
-  if (foldedThrough === null || foldedThrough <= firstWholeDay) return { days: null, raw: [{ from: since, to: null }] };
+  const lower = folded && folded.from > firstWholeDay ? folded.from : firstWholeDay;
+  if (folded === null || folded.through <= lower) return { days: null, raw: [{ from: since, to: null }] };
   return {
-    days: { from: firstWholeDay.slice(0, 10), to: foldedThrough.slice(0, 10) },
-    raw: [...(since < firstWholeDay ? [{ from: since, to: firstWholeDay }] : []), { from: foldedThrough, to: null }],
+    days: { from: lower.slice(0, 10), to: folded.through.slice(0, 10) },
+    raw: [...(since < lower ? [{ from: since, to: lower }] : []), { from: folded.through, to: null }],
   };
 }

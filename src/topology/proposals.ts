@@ -92,27 +92,27 @@ export async function proposeOnce(
   db: Db,
   cfg: TopologyConfig,
   now: Date,
-  driver?: { foldedThrough: string | null },
+  driver?: { foldedFrom: string | null; foldedThrough: string | null },
 ): Promise<ProposeResult> {
   const periodStart = new Date(now.getTime() - cfg.tick_secs * 1000).toISOString();
   const since = new Date(now.getTime() - cfg.lookback_days * DAY_MS).toISOString();
   const cooldownStart = new Date(now.getTime() - cfg.proposal_cooldown_days * DAY_MS).toISOString();
   // The fold runs whether or not this period already has a proposal: it only keeps the counters current.
   const foldStarted = performance.now();
-  const [recent, { folded_through }] = await Promise.all([
+  const [recent, { folded }] = await Promise.all([
     db
       .select({ createdAt: topologyProposals.createdAt })
       .from(topologyProposals)
       .where(gt(topologyProposals.createdAt, periodStart))
       .orderBy(desc(topologyProposals.createdAt))
       .get(),
-    foldEvidence(db, now, driver),
+    foldEvidence(db, now, since, driver),
   ]);
   if (recent) return { proposal_id: null, reason: "proposed_this_period", last_proposal_at: recent.createdAt };
   const evidenceStarted = performance.now();
   let evidenceMs = 0;
   const [cells, org, held] = await Promise.all([
-    loadEvidenceCells(db, since, folded_through).finally(() => (evidenceMs = Math.round(performance.now() - evidenceStarted))),
+    loadEvidenceCells(db, since, folded).finally(() => (evidenceMs = Math.round(performance.now() - evidenceStarted))),
     db.select({ id: employees.id, reportsTo: employees.reportsTo }).from(employees),
     heldEdges(db, cooldownStart),
   ]);

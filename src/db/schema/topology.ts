@@ -73,13 +73,15 @@ export type OverrideRow = typeof routingOverrides.$inferSelect;
 
 /**
  * The D5 driver's single row (id = 1): when it last ticked, the lease that serialises ticks, and how
- * far settled goal tasks have been folded into `topology_evidence_days` (a UTC day boundary).
+ * much of the settled goal tasks' history is folded into `topology_evidence_days`.
  */
 export const topologyDriver = sqliteTable("topology_driver", {
   id: integer("id").primaryKey(),
   lastTickAt: text("last_tick_at"),
   leaseUntil: text("lease_until"),
   leaseToken: text("lease_token"),
+  // Day counters hold whole days in [folded_from, folded_through) (UTC day boundaries).
+  foldedFrom: text("folded_from"),
   foldedThrough: text("folded_through"),
 });
 

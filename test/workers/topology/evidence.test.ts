@@ -10,6 +10,7 @@ import {
   isReject,
   sampleTaskIds,
   type EvidenceTask,
+  type FoldedRange,
 } from "../../../src/topology/evidence";
 import { evidenceSql, foldEvidence, loadEvidenceCells, loadSampleTaskIds } from "../../../src/topology/evidence-sql";
 
@@ -103,18 +104,28 @@ describe("day boundaries and the evidence plan", () => {
   });
 
   it("counts whole folded days from counters and the rest from tasks, without overlap or gap", () => {
-    expect(evidencePlan("2026-11-03T13:00:00.000Z", null)).toEqual({ days: null, raw: [{ from: "2026-11-03T13:00:00.000Z", to: null }] });
-    expect(evidencePlan("2026-11-03T13:00:00.000Z", "2026-11-04T00:00:00.000Z").days).toBeNull();
-    expect(evidencePlan("2026-11-03T13:00:00.000Z", "2026-11-10T00:00:00.000Z")).toEqual({
+    const since = "2026-11-03T13:00:00.000Z";
+    const folded = (from: string, through: string) => ({ from: `${from}T00:00:00.000Z`, through: `${through}T00:00:00.000Z` });
+    expect(evidencePlan(since, null)).toEqual({ days: null, raw: [{ from: since, to: null }] });
+    expect(evidencePlan(since, folded("2026-11-01", "2026-11-04")).days).toBeNull();
+    expect(evidencePlan(since, folded("2026-11-01", "2026-11-10"))).toEqual({
       days: { from: "2026-11-04", to: "2026-11-10" },
       raw: [
-        { from: "2026-11-03T13:00:00.000Z", to: "2026-11-04T00:00:00.000Z" },
+        { from: since, to: "2026-11-04T00:00:00.000Z" },
         { from: "2026-11-10T00:00:00.000Z", to: null },
       ],
     });
-    expect(evidencePlan("2026-11-03T00:00:00.000Z", "2026-11-10T00:00:00.000Z").raw).toEqual([
+    expect(evidencePlan("2026-11-03T00:00:00.000Z", folded("2026-11-01", "2026-11-10")).raw).toEqual([
       { from: "2026-11-10T00:00:00.000Z", to: null },
     ]);
+    // Counters that begin inside the window: the days before them come from tasks.
+    expect(evidencePlan(since, folded("2026-11-06", "2026-11-10"))).toEqual({
+      days: { from: "2026-11-06", to: "2026-11-10" },
+      raw: [
+        { from: since, to: "2026-11-06T00:00:00.000Z" },
+        { from: "2026-11-10T00:00:00.000Z", to: null },
+      ],
+    });
   });
 });
 
@@ -143,10 +154,10 @@ describe("the SQL evidence (fold + one aggregate query)", () => {
     "2026-11-29T00:00:00.000Z",
   ];
 
-  async function expectSameAsPure(foldedThrough: string | null) {
+  async function expectSameAsPure(folded: FoldedRange | null) {
     const db = getDb(env.DB);
     for (const since of windows) {
-      expect(await loadEvidenceCells(db, since, foldedThrough), `since ${since}, folded through ${foldedThrough}`).toEqual(
+      expect(await loadEvidenceCells(db, since, folded), `since ${since}, folded ${JSON.stringify(folded)}`).toEqual(
         computeEvidence(set, since),
       );
     }
@@ -178,20 +189,25 @@ describe("the SQL evidence (fold + one aggregate query)", () => {
     expect(computeEvidence(set, windows[0]!).length).toBeGreaterThan(6);
     await expectSameAsPure(null);
 
-    const first = await foldEvidence(db, new Date("2026-11-15T00:30:00.000Z"));
-    expect(first).toEqual({ folded_through: "2026-11-14T00:00:00.000Z", advanced: true });
-    await expectSameAsPure(first.folded_through);
+    // The first fold starts at its window's first day (14 days back), not at the oldest task.
+    const first = await foldEvidence(db, new Date("2026-11-15T00:30:00.000Z"), "2026-11-01T00:30:00.000Z");
+    expect(first).toEqual({ folded: { from: "2026-11-01T00:00:00.000Z", through: "2026-11-14T00:00:00.000Z" }, advanced: true });
+    await expectSameAsPure(first.folded);
     // Folding again before a new day is complete changes nothing.
-    expect(await foldEvidence(db, new Date("2026-11-15T00:59:00.000Z"))).toEqual({
-      folded_through: "2026-11-14T00:00:00.000Z",
+    expect(await foldEvidence(db, new Date("2026-11-15T00:59:00.000Z"), "2026-11-01T00:59:00.000Z")).toEqual({
+      folded: first.folded,
       advanced: false,
     });
-    await expectSameAsPure(first.folded_through);
+    await expectSameAsPure(first.folded);
 
     // Three folds at once count each task once.
-    const racing = await Promise.all([1, 2, 3].map(() => foldEvidence(db, new Date("2026-12-01T02:00:00.000Z"))));
-    expect(new Set(racing.map((r) => r.folded_through))).toEqual(new Set(["2026-12-01T00:00:00.000Z"]));
-    await expectSameAsPure("2026-12-01T00:00:00.000Z");
+    const racing = await Promise.all(
+      [1, 2, 3].map(() => foldEvidence(db, new Date("2026-12-01T02:00:00.000Z"), "2026-11-17T02:00:00.000Z")),
+    );
+    const expected = { from: "2026-11-01T00:00:00.000Z", through: "2026-12-01T00:00:00.000Z" };
+    expect(racing.filter((r) => r.advanced)).toHaveLength(1);
+    expect(racing.every((r) => JSON.stringify(r.folded) === JSON.stringify(expected))).toBe(true);
+    await expectSameAsPure(expected);
     for (const cell of computeEvidence(set, windows[0]!)) {
       expect(await loadSampleTaskIds(db, windows[0]!, cell.agent, cell.task_class)).toEqual(
         sampleTaskIds(set, windows[0]!, cell.agent, cell.task_class),
@@ -200,7 +216,8 @@ describe("the SQL evidence (fold + one aggregate query)", () => {
   });
 
   it("reads the tasks it counts through the covering partial index by settlement range, never a table scan", async () => {
-    const built = getDb(env.DB).run(evidenceSql("2026-11-03T13:17:00.000Z", "2026-11-20T00:00:00.000Z")).getQuery();
+    const folded = { from: "2026-11-01T00:00:00.000Z", through: "2026-11-20T00:00:00.000Z" };
+    const built = getDb(env.DB).run(evidenceSql("2026-11-03T13:17:00.000Z", folded)).getQuery();
     const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${built.sql}`)
       .bind(...built.params)
       .all<{ detail: string }>();
