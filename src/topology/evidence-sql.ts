@@ -52,6 +52,18 @@ export async function foldEvidence(
   const previous = state.foldedThrough;
   const current = previous !== null && state.foldedFrom !== null ? { from: state.foldedFrom, through: previous } : null;
   const target = floorDay(new Date(now.getTime() - FOLD_LAG_MS).toISOString());
+  if (previous !== null && target < previous) {
+    // The clock went back (only the test clock can): counters may now cover days that tasks are still
+    // being settled in. Start over rather than count those tasks never.
+    await db.batch([
+      db.delete(topologyEvidenceDays),
+      db
+        .update(topologyDriver)
+        .set({ foldedFrom: null, foldedThrough: null })
+        .where(and(eq(topologyDriver.id, 1), sql`${topologyDriver.foldedThrough} = ${previous}`)),
+    ]);
+    return foldEvidence(db, now, since, { foldedFrom: null, foldedThrough: null });
+  }
   const start = previous ?? floorDay(since);
   if (target <= start) return { folded: current, advanced: false };
   const unchanged = previous === null ? sql`${topologyDriver.foldedThrough} IS NULL` : sql`${topologyDriver.foldedThrough} = ${previous}`;

@@ -208,6 +208,10 @@ describe("the SQL evidence (fold + one aggregate query)", () => {
     expect(racing.filter((r) => r.advanced)).toHaveLength(1);
     expect(racing.every((r) => JSON.stringify(r.folded) === JSON.stringify(expected))).toBe(true);
     await expectSameAsPure(expected);
+    // The test clock set back before the folded days: the counters start over and stay exact.
+    const back = await foldEvidence(db, new Date("2026-11-10T12:00:00.000Z"), "2026-10-27T12:00:00.000Z");
+    expect(back).toEqual({ folded: { from: "2026-10-27T00:00:00.000Z", through: "2026-11-10T00:00:00.000Z" }, advanced: true });
+    await expectSameAsPure(back.folded);
     for (const cell of computeEvidence(set, windows[0]!)) {
       expect(await loadSampleTaskIds(db, windows[0]!, cell.agent, cell.task_class)).toEqual(
         sampleTaskIds(set, windows[0]!, cell.agent, cell.task_class),
