@@ -14,7 +14,8 @@
 // broker check, fold, evidence, org and held edges, the tick.ran event); the bare query goes straight
 // to the D1 binding. The data never qualifies for a proposal, so every tick runs the full evidence
 // path instead of stopping at "one proposal per tick period".
-// Usage: npm run bench:topology -- [--sizes 10000,100000,1000000] [--runs 7]
+// Usage: npm run bench:topology -- [--sizes 10000,100000,1000000] [--runs 7]   (BENCH_DEBUG=1 prints each
+// warm tick's per-phase timings)
 import { parseArgs } from "node:util";
 import { createTestHarness } from "wrangler";
 
