@@ -101,7 +101,7 @@ describe("crewplane-runner bin", () => {
   it("exits 2 with usage on a bad command line", async () => {
     const runner = startRunner(["--url", "http://127.0.0.1:9"], { CREWPLANE_RUNNER_TOKEN: "" });
     expect((await runner.exited).code).toBe(2);
-    expect(runner.stderr()).toContain("missing --token");
+    expect(runner.stderr()).toContain("missing CREWPLANE_RUNNER_TOKEN");
     expect(runner.stderr()).toContain("Usage: crewplane-runner");
   });
 });
