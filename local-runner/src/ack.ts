@@ -24,7 +24,12 @@ export interface AckPolicy {
 /** Short: the Worker's window to acknowledge is about 10 s, and the first extend acknowledges too. */
 export const DEFAULT_ACK_POLICY: AckPolicy = { attempts: 3, initialMs: 250 };
 
-export async function acknowledge(client: ApiClient, job: LeaseRef, logger: Logger, policy: AckPolicy = DEFAULT_ACK_POLICY): Promise<AckDecision> {
+export async function acknowledge(
+  client: ApiClient,
+  job: LeaseRef,
+  logger: Logger,
+  policy: AckPolicy = DEFAULT_ACK_POLICY,
+): Promise<AckDecision> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       await client.ack(job);

@@ -137,7 +137,10 @@ describe("crewplane-runner bin", () => {
     const second = startRunner(args, env);
     await expectAllDead(pids);
     await waitFor(() => second.stderr().includes("run.group_killed"), "the kill to be logged", 20_000);
-    const line = second.stderr().split("\n").find((l) => l.includes("run.group_killed"))!;
+    const line = second
+      .stderr()
+      .split("\n")
+      .find((l) => l.includes("run.group_killed"))!;
     expect(JSON.parse(line)).toMatchObject({ pid: pids.pid, job_id: job.job_id, command: expect.stringContaining("fake-clis/claude") });
     expect(existsSync(record)).toBe(false);
     second.child.kill("SIGTERM");

@@ -16,7 +16,10 @@ afterEach(async () => {
   for (const fn of teardown.splice(0).reverse()) await fn();
 });
 
-const problem = (status: number, code: string, detail: string) => ({ status, body: { type: "about:blank", title: code, status, code, detail } });
+const problem = (status: number, code: string, detail: string) => ({
+  status,
+  body: { type: "about:blank", title: code, status, code, detail },
+});
 const claudeJob = (prompt = "hello") => ({ payload: { runtime: "claude", prompt, timeout_ms: 20_000 } });
 
 /** FAKE_ARGV_LOG: the fake claude appends a line per start, so "never started" is checkable. */

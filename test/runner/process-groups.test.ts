@@ -168,7 +168,9 @@ describe("run-dir registry", () => {
   it("leaves alone the groups of a runner that is still running", async () => {
     const dir = home();
     const pids = await spawnGroup();
-    const { file } = recordFromDeadRunner(dir, pids.leader, { runner: { pid: process.pid, start_ticks: readStat(process.pid)!.startTicks } });
+    const { file } = recordFromDeadRunner(dir, pids.leader, {
+      runner: { pid: process.pid, start_ticks: readStat(process.pid)!.startTicks },
+    });
     expect(await reapLeftoverGroups(dir, { logger: createMemoryLogger() })).toMatchObject([
       { action: "skipped", reason: expect.stringContaining("still running") },
     ]);
@@ -187,7 +189,9 @@ describe("run-dir registry", () => {
     await waitFor(() => !isAlive(pids.leader), "the leader to exit on its own");
     expect(isAlive(pids.grandchild)).toBe(true);
 
-    expect(await reapLeftoverGroups(dir, { logger: createMemoryLogger() })).toMatchObject([{ action: "killed", members: [pids.grandchild] }]);
+    expect(await reapLeftoverGroups(dir, { logger: createMemoryLogger() })).toMatchObject([
+      { action: "killed", members: [pids.grandchild] },
+    ]);
     await waitFor(() => !isAlive(pids.grandchild), "the orphaned member to die");
   });
 
