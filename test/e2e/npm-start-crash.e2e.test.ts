@@ -111,7 +111,7 @@ describe("npm start when its runner is SIGKILLed", () => {
   it("passes the runner token in the environment, never on the runner's command line", async () => {
     const token = readFileSync(join(scratch, "state", "crewplane-runner-token"), "utf8").trim();
     const cmdline = readFileSync(`/proc/${currentRunner()}/cmdline`, "utf8");
-    expect(cmdline).toContain("crewplane-runner");
+    expect(cmdline).toContain("local-runner/src/main.ts");
     expect(cmdline).not.toContain(token);
     expect(cmdline).not.toContain("--token");
   });
