@@ -24,18 +24,24 @@ export interface AckPolicy {
 /** Short: the Worker's window to acknowledge is about 10 s, and the first extend acknowledges too. */
 export const DEFAULT_ACK_POLICY: AckPolicy = { attempts: 3, initialMs: 250 };
 
+/**
+ * `signal` is the runner's shutdown: an ack cut short by it counts as "run", so the job goes the
+ * shutdown path and is handed back at once with a retryable fail.
+ */
 export async function acknowledge(
   client: ApiClient,
   job: LeaseRef,
   logger: Logger,
   policy: AckPolicy = DEFAULT_ACK_POLICY,
+  signal?: AbortSignal,
 ): Promise<AckDecision> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      await client.ack(job);
+      await client.ack(job, signal);
       logger.debug("job.acked", { job_id: job.job_id, lease_id: job.lease_id });
       return { kind: "run", acknowledged: true };
     } catch (err) {
+      if (signal?.aborted) return { kind: "run", acknowledged: false };
       const decision = classify(err);
       if (decision) {
         if (decision.kind === "run") {
@@ -49,7 +55,7 @@ export async function acknowledge(
       if (isTransient(err) && attempt < policy.attempts) {
         const delay = policy.initialMs * 2 ** (attempt - 1);
         logger.warn("job.ack_retry", { job_id: job.job_id, attempt, retry_in_ms: delay, error: err });
-        await sleep(delay);
+        await sleep(delay, signal);
         continue;
       }
       // Unreachable or an answer we do not understand: run it anyway. The lease keeper's first

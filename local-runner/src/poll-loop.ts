@@ -106,7 +106,7 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
       // Nothing runs before the claim is confirmed; a job arriving as shutdown begins is handed
       // straight back by the runner_shutdown fail below instead.
       if (!stop.signal.aborted) {
-        const decision = await acknowledge(client, job, logger, options.ack);
+        const decision = await acknowledge(client, job, logger, options.ack, stop.signal);
         if (decision.kind === "fatal") {
           logger.warn("job.dropped", { job_id: job.job_id, lease_id: job.lease_id, reason: "runner token rejected on ack" });
           stopFatally(decision.error);
