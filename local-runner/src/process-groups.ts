@@ -51,6 +51,12 @@ export interface GroupRecorder {
   remove(pid: number): void;
 }
 
+/** The runner's own view: it can also signal every group it still has, when it must exit at once. */
+export interface GroupRegistry extends GroupRecorder {
+  /** Signals every live recorded group synchronously (a forced exit cannot wait for anything). */
+  signalAll(signal: NodeJS.Signals): number[];
+}
+
 export const runDirFor = (home: string): string => join(home, "run");
 
 const jobScope = new AsyncLocalStorage<string>();
@@ -68,15 +74,17 @@ export function ensureRunDir(home: string): string {
   return dir;
 }
 
-export function createGroupRegistry(home: string, options: { logger?: Logger; now?: () => number } = {}): GroupRecorder {
+export function createGroupRegistry(home: string, options: { logger?: Logger; now?: () => number } = {}): GroupRegistry {
   const dir = ensureRunDir(home);
   const now = options.now ?? Date.now;
   const bootId = readBootId() ?? null;
   const runner = { pid: process.pid, start_ticks: readStat(process.pid)?.startTicks ?? null };
   const fileOf = (pid: number): string => join(dir, `${RECORD_PREFIX}${pid}${RECORD_SUFFIX}`);
+  const live = new Set<number>();
 
   return {
     record(group) {
+      live.add(group.pid);
       const record: GroupRecord = {
         version: 1,
         pid: group.pid,
@@ -101,7 +109,13 @@ export function createGroupRegistry(home: string, options: { logger?: Logger; no
       }
     },
     remove(pid) {
+      live.delete(pid);
       rmSync(fileOf(pid), { force: true });
+    },
+    signalAll(signal) {
+      // The records stay: if a group survives this, the next runner still finds and reaps it.
+      for (const pgid of live) signalGroup(pgid, signal);
+      return [...live];
     },
   };
 }

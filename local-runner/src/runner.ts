@@ -33,7 +33,8 @@ export async function runRunner(options: RunnerOptions, logger: Logger = createL
   await mkdir(options.home, { recursive: true, mode: 0o700 });
   // Before any job: a runner that was SIGKILLed mid-job left its CLI running; stop it now.
   await reapLeftoverGroups(options.home, { logger });
-  setDefaultGroupRecorder(createGroupRegistry(options.home, { logger }));
+  const groups = createGroupRegistry(options.home, { logger });
+  setDefaultGroupRecorder(groups);
   logger.info("runner.starting", {
     url: options.url,
     home: options.home,
@@ -55,7 +56,9 @@ export async function runRunner(options: RunnerOptions, logger: Logger = createL
     signals += 1;
     if (signals > 1) {
       // A second signal means "now": skip the graceful fail reports. Leases expire on their own.
-      logger.warn("runner.forced_exit", { signal });
+      // Its CLIs must not outlive it, even now.
+      const killed = groups.signalAll("SIGKILL");
+      logger.warn("runner.forced_exit", { signal, killed_groups: killed });
       process.exit(130);
     }
     void loop.shutdown(signal);

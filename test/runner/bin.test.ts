@@ -147,6 +147,28 @@ describe("crewplane-runner bin", () => {
     expect((await second.exited).code).toBe(0);
   });
 
+  it("on a second signal exits at once (130) and still takes its CLIs down", async () => {
+    const server = await startFakeServer();
+    teardown.push(() => server.close());
+    const { dir: home, cleanup } = tempDir();
+    teardown.push(cleanup);
+    // The CLI ignores SIGTERM, so only the forced exit's SIGKILL can stop it in time.
+    const runner = startRunner(["--url", server.url, "--home", home, "--runtimes", "claude"], {
+      CREWPLANE_RUNNER_TOKEN: server.token,
+      FAKE_IGNORE_SIGTERM: "1",
+    });
+    const job = server.enqueue({ payload: { runtime: "claude", prompt: "[[fake:hang]]", timeout_ms: 60_000 } });
+    const pids = await waitFor(() => readFakePids(workDirFor(home, job.job_id)), "the fake claude to start", 20_000);
+    teardown.push(() => killQuietly(pids.pid, pids.grandchild_pid));
+
+    runner.child.kill("SIGTERM");
+    await waitFor(() => runner.stderr().includes("runner.stopping"), "the graceful stop to begin");
+    runner.child.kill("SIGTERM");
+    expect((await runner.exited).code).toBe(130);
+    expect(runner.stderr()).toContain("runner.forced_exit");
+    await expectAllDead(pids);
+  });
+
   it("exits 3 with a clear message when the token is rejected", async () => {
     const server = await startFakeServer();
     teardown.push(() => server.close());
