@@ -5,7 +5,6 @@
  * `runner_shutdown` so the server can hand them to another runner straight away.
  */
 import { randomUUID } from "node:crypto";
-import { basename } from "node:path";
 import { acknowledge } from "./ack.ts";
 import type { AckPolicy } from "./ack.ts";
 import { ApiError, isTransient, StaleLeaseError } from "./api-client.ts";
@@ -17,9 +16,10 @@ import type { JobOutcome } from "./jobs/index.ts";
 import { leaseLengthMs, startLeaseKeeper } from "./lease-keeper.ts";
 import type { Logger } from "./logger.ts";
 import { withJobScope } from "./process-groups.ts";
-import type { JobFailure, LeasedJob, RunnerSettings } from "./protocol.ts";
+import type { JobFailure, LeasedJob } from "./protocol.ts";
 import type { RuntimeTable } from "./runtimes/index.ts";
-import { DEFAULT_KEEP_FAILED_WORK_HOURS, markWorkDirEnded, removeWorkDir, sweepWorkDirs, workDirFor } from "./work-dir.ts";
+import { createWorkJanitor } from "./work-janitor.ts";
+import type { JobEnding } from "./work-janitor.ts";
 
 export interface PollLoopOptions {
   client: ApiClient;
@@ -61,7 +61,6 @@ interface RunningJob {
 
 /** A lease call that comes back empty faster than this is not long-polling; don't hammer the server. */
 const MIN_EMPTY_POLL_MS = 1000;
-const DEFAULT_SWEEP_INTERVAL_MS = 10 * 60_000;
 const SHUTDOWN_REPORT = { attempts: 2, initialMs: 500 };
 
 export function createPollLoop(options: PollLoopOptions): PollLoop {
@@ -76,7 +75,13 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
   let runPromise: Promise<void> | undefined;
   let fatal: unknown;
   const now = options.now ?? Date.now;
-  const janitor = createJanitor();
+  const janitor = createWorkJanitor({
+    home: options.home,
+    logger,
+    now,
+    runningJobIds: () => running.keys(),
+    ...(options.sweepIntervalMs !== undefined ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
+  });
 
   function startJob(job: LeasedJob): void {
     const previous = running.get(job.job_id);
@@ -140,7 +145,9 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
         keeper.stop();
       }
       const ending = await reportOutcome(entry, outcome);
-      await janitor.jobEnded(entry, ending);
+      // A newer lease of the same job (re-leased to us) owns the dir now; leave it alone.
+      const current = running.get(job.job_id);
+      if (!current || current === entry) await janitor.jobEnded(job.job_id, ending);
     })().finally(() => {
       if (running.get(job.job_id) === entry) running.delete(job.job_id);
       wakeLoop?.();
@@ -153,10 +160,7 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
     entry.controller.abort();
   }
 
-  /** What happened to the job, for its work dir: `succeeded` only once the Worker took the result. */
-  type Ending = { succeeded: true } | { succeeded: false; code: string };
-
-  async function reportOutcome(entry: RunningJob, outcome: JobOutcome): Promise<Ending> {
+  async function reportOutcome(entry: RunningJob, outcome: JobOutcome): Promise<JobEnding> {
     const { job } = entry;
     if (entry.stopReason === "stale_lease") {
       logger.warn("job.dropped", {
@@ -222,58 +226,6 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
         await sleep(delay);
       }
     }
-  }
-
-  /**
-   * Work dirs: removed after a success, marked after anything else, and swept once a failure is
-   * older than the Worker's keep_failed_work_hours (first after the first lease response, which
-   * carries the setting, then every sweep interval).
-   */
-  function createJanitor() {
-    let keepHours = DEFAULT_KEEP_FAILED_WORK_HOURS;
-    let timer: NodeJS.Timeout | undefined;
-    let sweeping: Promise<void> | undefined;
-    const sweep = (): Promise<void> => {
-      sweeping ??= (async () => {
-        const busy = new Set([...running.keys()].map((id) => basename(workDirFor(options.home, id))));
-        try {
-          const report = await sweepWorkDirs(options.home, { nowMs: now(), keepHours, isRunning: (name) => busy.has(name), logger });
-          logger.debug("work.sweep_done", { removed: report.removed.length, kept: report.kept, keep_failed_work_hours: keepHours });
-        } catch (err) {
-          logger.warn("work.sweep_failed", { error: err });
-        }
-      })().finally(() => (sweeping = undefined));
-      return sweeping;
-    };
-    return {
-      settings(settings: RunnerSettings | undefined): void {
-        const hours = settings?.keep_failed_work_hours;
-        if (hours !== undefined && hours !== keepHours) {
-          logger.info("work.keep_failed_hours", { keep_failed_work_hours: hours, previous: keepHours });
-          keepHours = hours;
-        }
-        if (timer) return;
-        timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS);
-        timer.unref();
-        void sweep();
-      },
-      async jobEnded(entry: RunningJob, ending: Ending): Promise<void> {
-        const jobId = entry.job.job_id;
-        // A newer lease of the same job (re-leased to us) owns the dir now; leave it alone.
-        const current = running.get(jobId);
-        if (current && current !== entry) return;
-        try {
-          if (ending.succeeded) await removeWorkDir(options.home, jobId);
-          else await markWorkDirEnded(options.home, jobId, now(), ending.code);
-        } catch (err) {
-          logger.warn("work.cleanup_failed", { job_id: jobId, error: err });
-        }
-      },
-      async stop(): Promise<void> {
-        clearInterval(timer);
-        await sweeping;
-      },
-    };
   }
 
   function waitForFreeSlot(): Promise<void> {
