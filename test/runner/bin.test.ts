@@ -143,6 +143,8 @@ describe("crewplane-runner bin", () => {
       .find((l) => l.includes("run.group_killed"))!;
     expect(JSON.parse(line)).toMatchObject({ pid: pids.pid, job_id: job.job_id, command: expect.stringContaining("fake-clis/claude") });
     expect(existsSync(record)).toBe(false);
+    // Its signal handlers are in place once it says it is starting the poll loop.
+    await waitFor(() => second.stderr().includes("runner.starting"), "the second runner to start polling", 20_000);
     second.child.kill("SIGTERM");
     expect((await second.exited).code).toBe(0);
   });

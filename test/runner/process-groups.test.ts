@@ -24,36 +24,36 @@ function home(): string {
   return dir;
 }
 
-/** Node code for a process that never exits; with ignoreTerm it also shrugs off SIGTERM. */
-const forever = (ignoreTerm = false) => `${ignoreTerm ? "process.on('SIGTERM', () => {});" : ""} setInterval(() => {}, 1 << 30);`;
-
 /**
  * A stand-in for a model CLI: a detached group leader (like process-runner spawns) that starts a
- * grandchild in its own group, as a CLI's tool or MCP server would. Returns both pids.
+ * grandchild in its own group, as a CLI's tool or MCP server would. Returns both pids once both are
+ * fully set up: the grandchild writes its pid itself, after installing its SIGTERM handler, and the
+ * leader installs its own before spawning (a signal can arrive the moment the test reads the pid).
  */
 async function spawnGroup(options: { ignoreTerm?: boolean; leaderExits?: boolean } = {}) {
   const { dir } = tempDir("crewplane-group-");
   const pidFile = join(dir, "grandchild.pid");
+  const ignore = options.ignoreTerm ? "process.on('SIGTERM', () => {});" : "";
+  const grandchildCode = `${ignore} require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1 << 30);`;
   const leaderCode = `
-    const { spawn } = require("node:child_process");
-    const g = spawn(process.execPath, ["-e", ${JSON.stringify(forever(options.ignoreTerm))}], { stdio: "ignore" });
-    require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(g.pid));
-    ${options.leaderExits ? "g.unref(); setTimeout(() => process.exit(0), 1000);" : forever(options.ignoreTerm)}
+    ${ignore}
+    const g = require("node:child_process").spawn(process.execPath, ["-e", ${JSON.stringify(grandchildCode)}], { stdio: "ignore" });
+    ${options.leaderExits ? "g.unref(); setTimeout(() => process.exit(0), 1000);" : "setInterval(() => {}, 1 << 30);"}
   `;
   const leader = spawn(process.execPath, ["-e", leaderCode], { detached: true, stdio: "ignore" });
   leader.unref();
+  teardown.push(() => killQuietly(leader.pid!));
   const grandchild = Number(await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8"), "the grandchild pid"));
-  const pids = { leader: leader.pid!, grandchild };
-  teardown.push(() => {
-    for (const pid of [pids.leader, pids.grandchild]) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  });
-  return pids;
+  teardown.push(() => killQuietly(grandchild));
+  return { leader: leader.pid!, grandchild };
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
 }
 
 /** Records `pid` as spawned by a runner that is no longer running (our pid, a start time that is not ours). */
