@@ -121,6 +121,7 @@ describe("npm start when its runner is SIGKILLed", () => {
     for (const jobId of jobIds) {
       const job = await waitForJob(jobId, 120_000);
       const tookMs = Date.now() - restartedAt;
+      console.info(`[measure] job ${jobId}: ${job.status} at attempt ${job.attempt}, ${tookMs} ms after the new runner started`);
       expect(job, `job ${jobId}`).toMatchObject({ status: "completed", attempt: 1, result: { runtime: "offline" } });
       expect(tookMs, `job ${jobId} completed ${tookMs} ms after the new runner started`).toBeLessThan(GOAL_MS);
     }
