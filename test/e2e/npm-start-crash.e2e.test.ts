@@ -188,6 +188,20 @@ describe("npm start when its runner is SIGKILLed", () => {
     expect(readdirSync(join(home, "run")).filter((f) => f.startsWith("group-"))).not.toContain(`group-${pids.pid}.json`);
   });
 
+  it("stops restarting a runner whose token was revoked (a fatal exit) and keeps the Worker up", { timeout: 120_000 }, async () => {
+    const token = readFileSync(join(scratch, "state", "crewplane-runner-token"), "utf8").trim();
+    const from = stack.output().length;
+    const revoked = await fetch(`${stack.base}/v1/admin/runners/${token.split(".")[0]}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${stack.admin}` },
+    });
+    expect(revoked.status).toBe(200);
+    await stack.waitFor(/runner exited with code 3 after [\d.]+ s: the Worker rejected its runner token; not restarting it/, 90_000, from);
+    await sleep(3000);
+    expect(stack.output().slice(from)).not.toMatch(/runner started/);
+    expect((await fetch(`${stack.base}/v1/health`)).status).toBe(200);
+  });
+
   it("kept the Worker answering health 200 throughout, and Ctrl-C still stops everything", { timeout: 120_000 }, async () => {
     monitoring = false;
     await monitor;
