@@ -8,6 +8,7 @@ import type { ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import type { WriteStream } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
+import type { GroupRecorder } from "./process-groups.ts";
 
 export interface RunProcessOptions {
   command: string;
@@ -23,6 +24,18 @@ export interface RunProcessOptions {
   onStdoutLine?: (line: string) => void;
   /** Aborting kills the process group the same way a timeout does. */
   signal?: AbortSignal;
+  /** Where the spawned group is recorded while it lives; defaults to the one set for the runner. */
+  groups?: GroupRecorder;
+}
+
+let defaultGroups: GroupRecorder | undefined;
+
+/**
+ * The runner sets its `<home>/run/` registry once at start, so every group any job kind spawns is
+ * recorded without each caller having to pass it along.
+ */
+export function setDefaultGroupRecorder(groups: GroupRecorder | undefined): void {
+  defaultGroups = groups;
 }
 
 export type Termination = "exited" | "timeout" | "aborted" | "spawn_failed";
@@ -46,8 +59,10 @@ const STDERR_TAIL_LINES = 20;
 
 export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> {
   const startedAt = performance.now();
-  const stdoutFile = createWriteStream(options.stdoutPath);
-  const stderrFile = createWriteStream(options.stderrPath);
+  // Owner-only: CLI output can hold anything the model saw.
+  const stdoutFile = createWriteStream(options.stdoutPath, { mode: 0o600 });
+  const stderrFile = createWriteStream(options.stderrPath, { mode: 0o600 });
+  const groups = options.groups ?? defaultGroups;
   const stderrTail = createTail(STDERR_TAIL_LINES);
 
   const settle = async (partial: Omit<ProcessOutcome, "durationMs" | "stderrTail">, durationMs: number): Promise<ProcessOutcome> => {
@@ -75,6 +90,10 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
       0,
     );
   }
+
+  // Recorded before anything else can happen, so a runner killed from here on leaves a trace of it.
+  const groupPid = child.pid;
+  if (groupPid !== undefined) groups?.record({ pid: groupPid, command: options.command, argv0: options.command });
 
   return new Promise<ProcessOutcome>((resolve) => {
     let termination: Termination | undefined;
@@ -127,6 +146,8 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
       if (finished) return;
       finished = true;
       cleanup();
+      // By now the leader has exited and its group was SIGKILLed on exit: nothing is left to reap.
+      if (groupPid !== undefined) groups?.remove(groupPid);
       lines.flush();
       const durationMs = Math.round((exitedAt ?? performance.now()) - startedAt);
       void settle(partial, durationMs).then(resolve);
