@@ -107,6 +107,9 @@ export function createParser(): StreamParser {
         return { kind: "success", text, ...ids, ...(usage ? { usage } : {}) };
       }
       const message = (isObject(result.error) ? str(result.error.message) : undefined) ?? warnings.at(-1) ?? "no message";
+      if (isObject(result.error) && result.error.type === "FatalTurnLimitedError") {
+        return { kind: "error", code: "max_turns", message: clip(`antigravity stopped at its turn limit: ${message}`), ...ids };
+      }
       if (NETWORK.test(message)) return { kind: "error", code: "network_error", message: clip(`antigravity could not reach its API: ${message}`), ...ids };
       return { kind: "error", code: "cli_error", message: clip(`antigravity reported an error: ${message}`), ...ids };
     },
