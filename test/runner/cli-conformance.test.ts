@@ -23,9 +23,15 @@ import type { FakeTeamApi } from "./helpers/fake-team-api.ts";
 import { realClaude, realCodex, realGemini, tempDir } from "./helpers/paths.ts";
 import { expectNothingRunning } from "./helpers/proc-scan.ts";
 
-const MODELS: Record<MemberRuntime, string> = { claude: "claude-sonnet-5-5", codex: "gpt-5.5", antigravity: "gemini-2.5-flash", grok: "grok-4" };
+const MODELS: Record<MemberRuntime, string> = {
+  claude: "claude-sonnet-5-5",
+  codex: "gpt-5.5",
+  antigravity: "gemini-2.5-flash",
+  grok: "grok-4",
+};
 /** What a refused argv looks like on each CLI's stderr. */
-const USAGE_ERRORS = /unknown option|error: option|argument missing|error: unexpected argument|error: invalid value|a value is required|Error loading config|Unknown argument|Invalid values|Not enough arguments|Usage: /;
+const USAGE_ERRORS =
+  /unknown option|error: option|argument missing|error: unexpected argument|error: invalid value|a value is required|Error loading config|Unknown argument|Invalid values|Not enough arguments|Usage: /;
 
 let api: FakeTeamApi;
 let root: string;
@@ -75,11 +81,26 @@ async function memberCases(runtime: MemberRuntime, home: string): Promise<Case[]
         member: { token: api.mint({ employeeId: "emp_c", taskId: "task_c", round: 1, role }), apiUrl: api.url },
       });
       const schema = role === "verifier" ? join(home, "verdict.schema.json") : undefined;
-      if (schema) (await import("node:fs")).writeFileSync(schema, JSON.stringify({ type: "object", properties: { verdict: { type: "string", enum: ["PASS", "FAIL"] } }, required: ["verdict"], additionalProperties: false }));
-      const input = memberCliInput(scaffold, { prompt: `Conformance ${role} ${effort ?? "default"}: reply with the word pong.`, ...(schema ? { outputSchemaPath: schema } : {}) });
+      if (schema)
+        (await import("node:fs")).writeFileSync(
+          schema,
+          JSON.stringify({
+            type: "object",
+            properties: { verdict: { type: "string", enum: ["PASS", "FAIL"] } },
+            required: ["verdict"],
+            additionalProperties: false,
+          }),
+        );
+      const input = memberCliInput(scaffold, {
+        prompt: `Conformance ${role} ${effort ?? "default"}: reply with the word pong.`,
+        ...(schema ? { outputSchemaPath: schema } : {}),
+      });
       const entry = runtimeTable({ claude: realClaude, codex: realCodex, gemini: realGemini }).get(runtime) as CliEntry;
       // Scaffold paths differ per (role, round); the argv shape is what we compare.
-      const shape = entry.adapter.buildArgv(input).map((a) => a.split(scaffold.dir).join("<scaffold>")).join("\u0000");
+      const shape = entry.adapter
+        .buildArgv(input)
+        .map((a) => a.split(scaffold.dir).join("<scaffold>"))
+        .join("\u0000");
       const existing = byArgv.get(shape);
       const label = `${role}/${effort ?? "unset"}`;
       if (existing) existing.covers.push(label);
@@ -115,7 +136,13 @@ async function runReal(runtime: MemberRuntime, executable: string, c: Case, home
   const verdict: CliVerdict = classifyCliRun(entry, run, { timeoutMs, model: MODELS[runtime] });
   const stderr = readFileSync(join(c.scaffold.dir, "stderr.log"), "utf8");
   const stream = readFileSync(join(c.scaffold.dir, "stream.jsonl"), "utf8");
-  return { c, run, verdict, stderr, detail: `${c.covers.join(", ")}\nargv: ${run.invocation.args.join(" ")}\nstderr: ${stderr.slice(-1500)}\nstream: ${stream.slice(0, 1500)}` };
+  return {
+    c,
+    run,
+    verdict,
+    stderr,
+    detail: `${c.covers.join(", ")}\nargv: ${run.invocation.args.join(" ")}\nstderr: ${stderr.slice(-1500)}\nstream: ${stream.slice(0, 1500)}`,
+  };
 }
 
 describe.skipIf(!existsSync(realClaude))("real claude 2.1.332 (not logged in)", () => {
@@ -177,17 +204,21 @@ describe("utility argv on the real CLIs", () => {
   it.each([
     ["codex", realCodex, "codex", 10_000],
     ["antigravity", realGemini, "gemini", 120_000],
-  ] as const)("runs a %s utility job to an auth/network failure, never a usage error", async (runtime, executable, command, timeoutMs) => {
-    if (!existsSync(executable)) return;
-    const home = join(root, `utility-${runtime}`);
-    const outcome = await runUtilityJob(
-      { job_id: `job-${runtime}`, payload: { runtime, prompt: "Reply with the word pong.", timeout_ms: timeoutMs } },
-      { runtimes: runtimeTable({ [command]: executable }), home, signal: new AbortController().signal, env: credentialFreeEnv(home) },
-    );
-    const stderr = readFileSync(join(workDirFor(home, `job-${runtime}`), "stderr.log"), "utf8");
-    expect(stderr).not.toMatch(USAGE_ERRORS);
-    expect(outcome).toMatchObject({ kind: "failed" });
-    if (outcome.kind === "failed") expect(["not_logged_in", "network_error"]).toContain(outcome.failure.code);
-    await expectNothingRunning(home);
-  }, 180_000);
+  ] as const)(
+    "runs a %s utility job to an auth/network failure, never a usage error",
+    async (runtime, executable, command, timeoutMs) => {
+      if (!existsSync(executable)) return;
+      const home = join(root, `utility-${runtime}`);
+      const outcome = await runUtilityJob(
+        { job_id: `job-${runtime}`, payload: { runtime, prompt: "Reply with the word pong.", timeout_ms: timeoutMs } },
+        { runtimes: runtimeTable({ [command]: executable }), home, signal: new AbortController().signal, env: credentialFreeEnv(home) },
+      );
+      const stderr = readFileSync(join(workDirFor(home, `job-${runtime}`), "stderr.log"), "utf8");
+      expect(stderr).not.toMatch(USAGE_ERRORS);
+      expect(outcome).toMatchObject({ kind: "failed" });
+      if (outcome.kind === "failed") expect(["not_logged_in", "network_error"]).toContain(outcome.failure.code);
+      await expectNothingRunning(home);
+    },
+    180_000,
+  );
 });

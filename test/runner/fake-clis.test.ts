@@ -54,8 +54,23 @@ describe("fake codex", () => {
     ["--model without a value", ["exec", "--json", "-m"]],
     ["two prompts", ["exec", "--json", "x", "y"]],
     ["outside a git repo without --skip-git-repo-check", ["exec", "--json", "x"]],
-    ["an unquoted integer in an MCP env table (the port bug)", ["exec", "--json", "--skip-git-repo-check", "-c", 'mcp_servers.x.command="node"', "-c", "mcp_servers.x.env.PORT=18999", "x"]],
-    ["an unknown tool approval variant", ["exec", "--json", "--skip-git-repo-check", "-c", 'mcp_servers.x.command="node"', "-c", 'mcp_servers.x.default_tools_approval_mode="bogus"', "x"]],
+    [
+      "an unquoted integer in an MCP env table (the port bug)",
+      ["exec", "--json", "--skip-git-repo-check", "-c", 'mcp_servers.x.command="node"', "-c", "mcp_servers.x.env.PORT=18999", "x"],
+    ],
+    [
+      "an unknown tool approval variant",
+      [
+        "exec",
+        "--json",
+        "--skip-git-repo-check",
+        "-c",
+        'mcp_servers.x.command="node"',
+        "-c",
+        'mcp_servers.x.default_tools_approval_mode="bogus"',
+        "x",
+      ],
+    ],
     ["a missing --output-schema file", ["exec", "--json", "--skip-git-repo-check", "--output-schema", "/nonexistent/schema.json", "x"]],
   ])(
     "rejects %s with the real CLI's message and exit code",
@@ -65,7 +80,10 @@ describe("fake codex", () => {
       expect(fake.stdout).toBe("");
       if (existsSync(realCodex)) {
         const real = run(realCodex, args);
-        expect({ status: fake.status, stderr: withoutWarnings(fake.stderr) }).toEqual({ status: real.status, stderr: withoutWarnings(real.stderr) });
+        expect({ status: fake.status, stderr: withoutWarnings(fake.stderr) }).toEqual({
+          status: real.status,
+          stderr: withoutWarnings(real.stderr),
+        });
       }
     },
     60_000,
@@ -92,7 +110,12 @@ describe("fake codex", () => {
   it("reads the prompt from stdin with '-' and answers in the real JSONL shape", () => {
     const out = run(fakeCodex, ["exec", "--json", "--skip-git-repo-check", "-"], { input: "summarise" });
     expect(out.status).toBe(0);
-    expect(out.stdout.trim().split("\n").map((l) => JSON.parse(l).type)).toEqual(["thread.started", "turn.started", "item.completed", "item.completed", "turn.completed"]);
+    expect(
+      out.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(["thread.started", "turn.started", "item.completed", "item.completed", "turn.completed"]);
     expect(out.stdout).toContain('"text":"FAKE_OK: summarise"');
   });
 
@@ -198,7 +221,12 @@ describe("fake scenarios print the reference output formats", () => {
   });
 
   it.each([fakeCodex, fakeGemini, fakeGrok])("%s crash scenario dies from a signal mid-stream", (bin) => {
-    const args = bin === fakeCodex ? ["exec", "--json", "--skip-git-repo-check", "-"] : bin === fakeGemini ? ["-p", "", "-o", "stream-json"] : ["-p", "x", "--output-format", "streaming-json"];
+    const args =
+      bin === fakeCodex
+        ? ["exec", "--json", "--skip-git-repo-check", "-"]
+        : bin === fakeGemini
+          ? ["-p", "", "-o", "stream-json"]
+          : ["-p", "x", "--output-format", "streaming-json"];
     const out = spawnSync(bin, args, { input: "x", env: { ...process.env, FAKE_SCENARIO: "crash" }, encoding: "utf8", cwd: scratch() });
     expect(out.signal).toBe("SIGKILL");
     expect(out.stdout.length).toBeGreaterThan(0);

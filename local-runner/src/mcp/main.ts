@@ -12,7 +12,10 @@ function loadIdentity(): ReturnType<typeof memberConfigSchema.parse> {
   const path = process.env[MEMBER_CONFIG_ENV];
   if (!path) throw new Error(`${MEMBER_CONFIG_ENV} is not set`);
   const parsed = memberConfigSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
-  if (!parsed.success) throw new Error(`${path} is not a valid member config: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!parsed.success)
+    throw new Error(
+      `${path} is not a valid member config: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   return parsed.data;
 }
 

@@ -59,7 +59,10 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
     try {
       response = await doFetch(new URL(path, identity.api_url), {
         method,
-        headers: { authorization: `Bearer ${identity.member_token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        headers: {
+          authorization: `Bearer ${identity.member_token}`,
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         signal: AbortSignal.timeout(timeoutMs),
       });
@@ -166,7 +169,9 @@ function failure(text: string): CallToolResult {
 function describeProblem(status: number, body: string): string {
   try {
     const problem = JSON.parse(body) as { code?: string; detail?: string; errors?: Array<{ path?: unknown; message?: string }> };
-    const fields = (problem.errors ?? []).map((e) => `  - ${Array.isArray(e.path) ? e.path.join(".") : String(e.path ?? "")}: ${e.message ?? ""}`);
+    const fields = (problem.errors ?? []).map(
+      (e) => `  - ${Array.isArray(e.path) ? e.path.join(".") : String(e.path ?? "")}: ${e.message ?? ""}`,
+    );
     return [`crewplane refused the call (${status} ${problem.code ?? "error"}): ${problem.detail ?? ""}`, ...fields].join("\n");
   } catch {
     return `crewplane refused the call (${status}): ${body.slice(0, 500)}`;

@@ -53,7 +53,11 @@ export async function checkArtifacts(workspace: string, artifacts: readonly Decl
     const receipt = await receiptFor(root, artifact);
     receipts.push(receipt);
     if (receipt.state === "outside_workspace") {
-      audits.push({ type: "team_packet_artifact_refused", path: artifact.path, detail: `resolves outside the employee workspace (${receipt.reason})` });
+      audits.push({
+        type: "team_packet_artifact_refused",
+        path: artifact.path,
+        detail: `resolves outside the employee workspace (${receipt.reason})`,
+      });
     } else if (receipt.state === "mismatch") {
       audits.push({ type: "team_packet_artifact_mismatch", path: artifact.path, detail: describeMismatch(receipt) });
     }
@@ -75,7 +79,9 @@ export async function receiptFor(root: string, artifact: DeclaredArtifact): Prom
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== "ENOENT" && code !== "ENOTDIR") return { path, state: "unverified", reason: "unreadable" };
     // Not there (or a dangling link): still refuse a path that would land outside once created.
-    return (await escapesWhenMissing(root, target)) ? { path, state: "outside_workspace", reason: "symlink_escape" } : { path, state: "missing" };
+    return (await escapesWhenMissing(root, target))
+      ? { path, state: "outside_workspace", reason: "symlink_escape" }
+      : { path, state: "missing" };
   }
   if (!inside(root, real)) return { path, state: "outside_workspace", reason: "symlink_escape" };
 
@@ -86,7 +92,8 @@ export async function receiptFor(root: string, artifact: DeclaredArtifact): Prom
   if (info.size > RECEIPT_MAX_BYTES) return { path, state: "unverified", reason: "too_large", bytes: info.size };
 
   const hashed = await hashRegularFile(real);
-  if ("reason" in hashed) return { path, state: "unverified", reason: hashed.reason, ...(hashed.bytes !== undefined ? { bytes: hashed.bytes } : {}) };
+  if ("reason" in hashed)
+    return { path, state: "unverified", reason: hashed.reason, ...(hashed.bytes !== undefined ? { bytes: hashed.bytes } : {}) };
   const declaredSha = artifact.sha256?.trim().toLowerCase();
   const shaWrong = declaredSha !== undefined && declaredSha !== "" && declaredSha !== hashed.sha256;
   const bytesWrong = artifact.bytes !== undefined && artifact.bytes !== hashed.bytes;

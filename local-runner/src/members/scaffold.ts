@@ -151,7 +151,10 @@ export async function writeScaffold(spec: ScaffoldSpec): Promise<Scaffold> {
     ["SOUL.md", soul],
     ["member.json", `${JSON.stringify(memberConfig, null, 2)}\n`, 0o600],
     [".mcp.json", `${JSON.stringify({ mcpServers: { [CREWPLANE_SERVER]: stdioServer(mcpServer) } }, null, 2)}\n`],
-    ["scaffold.json", `${JSON.stringify({ task_id: key.taskId, round: key.round, role: key.role, runtime: spec.runtime, employee_id: spec.employee.id }, null, 2)}\n`],
+    [
+      "scaffold.json",
+      `${JSON.stringify({ task_id: key.taskId, round: key.round, role: key.role, runtime: spec.runtime, employee_id: spec.employee.id }, null, 2)}\n`,
+    ],
     ...runtimeMcpFiles(spec.runtime, mcpServer, tools),
   ];
 
@@ -191,7 +194,9 @@ export async function writeScaffold(spec: ScaffoldSpec): Promise<Scaffold> {
 }
 
 /** The employee's config with the member's overrides (a pure function; exported for tests). */
-export function memberAgentConfig(spec: Pick<ScaffoldSpec, "employee" | "runtime" | "model" | "effort" | "role" | "taskId" | "round">): Record<string, unknown> {
+export function memberAgentConfig(
+  spec: Pick<ScaffoldSpec, "employee" | "runtime" | "model" | "effort" | "role" | "taskId" | "round">,
+): Record<string, unknown> {
   const copy: Record<string, unknown> = structuredClone(spec.employee.config ?? {});
   for (const key of FALLBACK_KEYS) delete copy[key];
   const runtime = copy.runtime;
@@ -202,7 +207,10 @@ export function memberAgentConfig(spec: Pick<ScaffoldSpec, "employee" | "runtime
   } else {
     copy.runtime = spec.runtime;
   }
-  const model = copy.model !== null && typeof copy.model === "object" && !Array.isArray(copy.model) ? { ...(copy.model as Record<string, unknown>) } : {};
+  const model =
+    copy.model !== null && typeof copy.model === "object" && !Array.isArray(copy.model)
+      ? { ...(copy.model as Record<string, unknown>) }
+      : {};
   model.preferred = spec.model;
   // Unset effort writes no key: the employee's effort belongs to the employee's runtime, and with
   // no key the spawn passes no flag and the vendor's default applies.
@@ -244,7 +252,11 @@ export type McpConfigCheck = { ok: true } | { ok: false; code: "member_mcp_confi
  * identity file. Otherwise the stage is refused rather than run under the parent's identity.
  */
 export async function checkMemberMcpConfig(scaffold: Pick<Scaffold, "dir" | "runtime">): Promise<McpConfigCheck> {
-  const missing = (why: string): McpConfigCheck => ({ ok: false, code: "member_mcp_config_missing", message: `member scaffold ${scaffold.dir}: ${why}` });
+  const missing = (why: string): McpConfigCheck => ({
+    ok: false,
+    code: "member_mcp_config_missing",
+    message: `member scaffold ${scaffold.dir}: ${why}`,
+  });
   const required = [".mcp.json", ...runtimeMcpFileNames(scaffold.runtime)];
   for (const name of required) if (!existsSync(join(scaffold.dir, name))) return missing(`${name} is missing`);
   let parsed: unknown;
@@ -253,7 +265,9 @@ export async function checkMemberMcpConfig(scaffold: Pick<Scaffold, "dir" | "run
   } catch {
     return missing(".mcp.json is not valid JSON");
   }
-  const server = (parsed as { mcpServers?: Record<string, { command?: unknown; env?: Record<string, unknown> }> })?.mcpServers?.[CREWPLANE_SERVER];
+  const server = (parsed as { mcpServers?: Record<string, { command?: unknown; env?: Record<string, unknown> }> })?.mcpServers?.[
+    CREWPLANE_SERVER
+  ];
   if (!server || typeof server.command !== "string") return missing(`.mcp.json does not name the ${CREWPLANE_SERVER} server`);
   const identity = server.env?.[MEMBER_CONFIG_ENV];
   if (typeof identity !== "string" || resolve(identity) !== join(scaffold.dir, "member.json")) {
@@ -299,7 +313,11 @@ export async function sweepScaffolds(home: string, isRoundOver: (key: ScaffoldKe
 
 async function readKey(dir: string, name: string): Promise<ScaffoldKey | undefined> {
   try {
-    const manifest = JSON.parse(await readFile(join(dir, "scaffold.json"), "utf8")) as { task_id?: unknown; round?: unknown; role?: unknown };
+    const manifest = JSON.parse(await readFile(join(dir, "scaffold.json"), "utf8")) as {
+      task_id?: unknown;
+      round?: unknown;
+      role?: unknown;
+    };
     if (typeof manifest.task_id === "string" && typeof manifest.round === "number" && isRole(manifest.role)) {
       return { taskId: manifest.task_id, round: manifest.round, role: manifest.role };
     }
@@ -331,7 +349,10 @@ function runtimeMcpFiles(runtime: MemberRuntime, server: McpServerLaunch, tools:
     return [
       // trust: the crewplane server's calls need no confirmation nobody could give; includeTools
       // keeps the CLI's view to the member's own tools.
-      [".gemini/settings.json", `${JSON.stringify({ mcpServers: { [server.name]: { ...plain, trust: true, includeTools: tools.crewplaneTools } } }, null, 2)}\n`],
+      [
+        ".gemini/settings.json",
+        `${JSON.stringify({ mcpServers: { [server.name]: { ...plain, trust: true, includeTools: tools.crewplaneTools } } }, null, 2)}\n`,
+      ],
       [".agents/mcp_config.json", `${JSON.stringify({ mcpServers: { [server.name]: plain } }, null, 2)}\n`],
     ];
   }

@@ -76,8 +76,7 @@ export function crewplaneToolName(tool: CrewplaneTool): string {
  */
 export function toolsForRole(role: Role, employee: EmployeeCapabilities = {}): RoleTools {
   const denied = (employee.denied_tools ?? []).map((t) => t.trim()).filter(Boolean);
-  const isDenied = (tool: string): boolean =>
-    denied.some((d) => d === tool || (d.endsWith("*") && tool.startsWith(d.slice(0, -1))));
+  const isDenied = (tool: string): boolean => denied.some((d) => d === tool || (d.endsWith("*") && tool.startsWith(d.slice(0, -1))));
 
   const requested: string[] =
     role === "executor"

@@ -71,7 +71,8 @@ export function createParser(): StreamParser {
           return;
         case "message":
           // Assistant text arrives as delta chunks; a non-delta message replaces what came before.
-          if (event.role === "assistant" && typeof event.content === "string") text = event.delta === true ? text + event.content : event.content;
+          if (event.role === "assistant" && typeof event.content === "string")
+            text = event.delta === true ? text + event.content : event.content;
           return;
         case "tool_use": {
           const name = str(event.tool_name) ?? "unknown";
@@ -110,7 +111,8 @@ export function createParser(): StreamParser {
       if (isObject(result.error) && result.error.type === "FatalTurnLimitedError") {
         return { kind: "error", code: "max_turns", message: clip(`antigravity stopped at its turn limit: ${message}`), ...ids };
       }
-      if (NETWORK.test(message)) return { kind: "error", code: "network_error", message: clip(`antigravity could not reach its API: ${message}`), ...ids };
+      if (NETWORK.test(message))
+        return { kind: "error", code: "network_error", message: clip(`antigravity could not reach its API: ${message}`), ...ids };
       return { kind: "error", code: "cli_error", message: clip(`antigravity reported an error: ${message}`), ...ids };
     },
     evidence() {

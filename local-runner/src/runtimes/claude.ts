@@ -70,7 +70,8 @@ export function createParser(): StreamParser {
         if (typeof event.model === "string") model = event.model;
         if (Array.isArray(event.mcp_servers)) {
           for (const server of event.mcp_servers) {
-            if (isObject(server) && typeof server.name === "string") mcpServers.push({ name: server.name, status: str(server.status) ?? "unknown" });
+            if (isObject(server) && typeof server.name === "string")
+              mcpServers.push({ name: server.name, status: str(server.status) ?? "unknown" });
           }
         }
       } else if (event.type === "assistant") {
@@ -174,7 +175,9 @@ function interpretResult(
 
 function assistantText(content: unknown): string | undefined {
   if (!Array.isArray(content)) return undefined;
-  const parts = content.filter((b): b is Json => isObject(b) && b.type === "text" && typeof b.text === "string").map((b) => b.text as string);
+  const parts = content
+    .filter((b): b is Json => isObject(b) && b.type === "text" && typeof b.text === "string")
+    .map((b) => b.text as string);
   return parts.length > 0 ? parts.join("") : undefined;
 }
 

@@ -64,7 +64,8 @@ function crewplaneTools(allowed: readonly string[] | undefined, server: string):
   return allowed.filter((t) => t.startsWith(prefix)).map((t) => t.slice(prefix.length));
 }
 
-const NETWORK = /reconnecting|stream disconnected|error sending request|failed to lookup address|connection (failed|refused|reset)|network/i;
+const NETWORK =
+  /reconnecting|stream disconnected|error sending request|failed to lookup address|connection (failed|refused|reset)|network/i;
 const AUTH = /\b401\b|unauthori[sz]ed|not logged in|invalid api key|missing api key|authentication|please (run )?log ?in/i;
 
 export function createParser(): StreamParser {
@@ -152,8 +153,10 @@ export function createParser(): StreamParser {
       }
       const message = (isObject(final.error) ? str(final.error.message) : undefined) ?? errors.at(-1) ?? "turn failed";
       const all = [...errors, message].join(" | ");
-      if (AUTH.test(all)) return { kind: "error", code: "not_logged_in", message: clip(`codex could not authenticate: ${message}`), ...ids };
-      if (NETWORK.test(message)) return { kind: "error", code: "network_error", message: clip(`codex could not reach its API: ${message}`), ...ids };
+      if (AUTH.test(all))
+        return { kind: "error", code: "not_logged_in", message: clip(`codex could not authenticate: ${message}`), ...ids };
+      if (NETWORK.test(message))
+        return { kind: "error", code: "network_error", message: clip(`codex could not reach its API: ${message}`), ...ids };
       return { kind: "error", code: "cli_error", message: clip(`codex turn failed: ${message}`), ...ids };
     },
     evidence() {

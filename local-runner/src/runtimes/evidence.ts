@@ -75,7 +75,11 @@ export function evidenceRows(events: readonly NativeToolEvent[], options: Eviden
       ...(event.mcp ? { mcp_server: event.mcp.server, mcp_tool: event.mcp.tool } : {}),
       status: event.status,
       ...(event.input !== undefined ? { input: maskValue(event.input, mask) } : {}),
-      ...(selfEcho ? { output_suppressed: "self_echo" as const } : event.output !== undefined ? { output: clipText(mask(event.output), OUTPUT_LIMIT) } : {}),
+      ...(selfEcho
+        ? { output_suppressed: "self_echo" as const }
+        : event.output !== undefined
+          ? { output: clipText(mask(event.output), OUTPUT_LIMIT) }
+          : {}),
       ...(event.error !== undefined ? { error: clipText(mask(event.error), OUTPUT_LIMIT) } : {}),
       ...(failed ? { error_class: "native_tool_error" as const } : {}),
     };
@@ -106,7 +110,10 @@ function maskValue(value: unknown, mask: (text: string) => string, depth = 0): u
   if (depth > 8 || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.slice(0, 100).map((v) => maskValue(v, mask, depth + 1));
   return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, SECRET_KEY.test(k) && v !== null && v !== "" ? MASK : maskValue(v, mask, depth + 1)]),
+    Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+      k,
+      SECRET_KEY.test(k) && v !== null && v !== "" ? MASK : maskValue(v, mask, depth + 1),
+    ]),
   );
 }
 

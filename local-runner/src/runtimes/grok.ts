@@ -68,7 +68,12 @@ export function createParser(): StreamParser {
         case "tool_call_update": {
           if (event.status !== "completed" && event.status !== "failed") return;
           const output = textOf(event.rawOutput);
-          tools.end(str(event.toolCallId), event.status === "completed" ? { status: "ok", ...(output ? { output } : {}) } : { status: "error", ...(output ? { error: output } : {}) });
+          tools.end(
+            str(event.toolCallId),
+            event.status === "completed"
+              ? { status: "ok", ...(output ? { output } : {}) }
+              : { status: "error", ...(output ? { error: output } : {}) },
+          );
           return;
         }
         case "error":
@@ -91,13 +96,24 @@ export function createParser(): StreamParser {
         const message = errors.at(-1);
         if (message !== undefined) {
           if (AUTH.test(message)) return { kind: "error", code: "not_logged_in", message: clip(`grok could not authenticate: ${message}`) };
-          return { kind: "error", code: NETWORK.test(message) ? "network_error" : "cli_error", message: clip(`grok reported an error: ${message}`) };
+          return {
+            kind: "error",
+            code: NETWORK.test(message) ? "network_error" : "cli_error",
+            message: clip(`grok reported an error: ${message}`),
+          };
         }
         return { kind: "no_result", ...(text ? { partialText: text } : {}) };
       }
       const stop = str(end.stopReason) ?? "unknown";
-      if (stop === "max_turn_requests") return { kind: "error", code: "max_turns", message: "grok stopped at its turn limit (max_turn_requests)", ...ids };
-      if (stop !== "end_turn") return { kind: "error", code: "cli_error", message: clip(`grok ended with stopReason "${stop}"${errors.length ? `: ${errors.at(-1)}` : ""}`), ...ids };
+      if (stop === "max_turn_requests")
+        return { kind: "error", code: "max_turns", message: "grok stopped at its turn limit (max_turn_requests)", ...ids };
+      if (stop !== "end_turn")
+        return {
+          kind: "error",
+          code: "cli_error",
+          message: clip(`grok ended with stopReason "${stop}"${errors.length ? `: ${errors.at(-1)}` : ""}`),
+          ...ids,
+        };
       const raw = isObject(end.usage) ? end.usage : {};
       const usage = usageOf({
         input_tokens: raw.input_tokens,

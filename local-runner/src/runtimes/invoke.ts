@@ -87,7 +87,11 @@ export function classifyCliRun(
         true,
       );
     }
-    return failed("timeout", `${who} ran for ${seconds(proc.durationMs)} with no result and was killed at the timeout (${context.timeoutMs} ms)`, true);
+    return failed(
+      "timeout",
+      `${who} ran for ${seconds(proc.durationMs)} with no result and was killed at the timeout (${context.timeoutMs} ms)`,
+      true,
+    );
   }
   const byExit = entry.adapter.classifyExit?.(proc.exitCode, proc.stderrTail);
   if (byExit) return failed(byExit.code, byExit.message, false);

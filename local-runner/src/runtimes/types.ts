@@ -73,9 +73,7 @@ export interface CliInvocation {
 }
 
 export type EffortMapping =
-  | { requested?: undefined }
-  | { requested: Effort; applied: string; note?: string }
-  | { requested: Effort; applied: null; note: string };
+  { requested?: undefined } | { requested: Effort; applied: string; note?: string } | { requested: Effort; applied: null; note: string };
 
 export type StreamErrorCode = Extract<FailureCode, "not_logged_in" | "cli_error" | "max_turns" | "mcp_server_failed" | "network_error">;
 

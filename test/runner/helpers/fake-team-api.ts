@@ -59,7 +59,12 @@ export async function startFakeTeamApi(): Promise<FakeTeamApi> {
       body = text;
     }
     const url = new URL(req.url ?? "/", "http://x");
-    const recorded: TeamRequest = { method: req.method ?? "", path: url.pathname + url.search, authorization: req.headers.authorization, body };
+    const recorded: TeamRequest = {
+      method: req.method ?? "",
+      path: url.pathname + url.search,
+      authorization: req.headers.authorization,
+      body,
+    };
     requests.push(recorded);
     const send = (status: number, payload: unknown): void => {
       res.writeHead(status, { "content-type": status >= 400 ? "application/problem+json" : "application/json" });
@@ -78,7 +83,8 @@ export async function startFakeTeamApi(): Promise<FakeTeamApi> {
         return problem(422, "validation_failed", "packet must be an object", [{ path: ["packet"], message: "expected object" }]);
       }
       const p = packet as Record<string, unknown>;
-      if (typeof p.packet_id !== "string") return problem(422, "validation_failed", "invalid packet", [{ path: ["packet", "packet_id"], message: "required" }]);
+      if (typeof p.packet_id !== "string")
+        return problem(422, "validation_failed", "invalid packet", [{ path: ["packet", "packet_id"], message: "required" }]);
       const toRole = typeof p.to_role === "string" ? p.to_role : pin.role === "planner" ? "executor" : "verifier";
       const leg = `${pin.role}-to-${toRole}`;
       const sameLeg = packets.filter((s) => s.pin.taskId === pin.taskId && s.pin.round === pin.round && s.leg === leg);

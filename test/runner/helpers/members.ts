@@ -57,7 +57,12 @@ export async function runMember(options: MemberRunOptions) {
     runtime: options.runtime,
     model: MODEL_FOR[options.runtime],
     ...(options.effort ? { effort: options.effort } : {}),
-    employee: { id: "emp_1", config: { runtime: "claude", model: { preferred: "claude-opus-5-5" } }, identity: "I am Aiko.", capabilities: options.capabilities },
+    employee: {
+      id: "emp_1",
+      config: { runtime: "claude", model: { preferred: "claude-opus-5-5" } },
+      identity: "I am Aiko.",
+      capabilities: options.capabilities,
+    },
     member: { token, apiUrl: options.api.url },
   });
   await options.tamper?.(scaffold);

@@ -176,9 +176,17 @@ describe("utility jobs on the other CLI runtimes (fakes)", () => {
     const log = join(home, "argv.jsonl");
     const outcome = await runUtilityJob(
       { job_id: `job-${runtime}`, payload: { runtime, prompt: "Summarise the week", model, timeout_ms: 20_000 } },
-      { runtimes: runtimeTable({ [cli]: fakeClis[cli] }), home, signal: new AbortController().signal, env: { ...process.env, FAKE_ARGV_LOG: log } },
+      {
+        runtimes: runtimeTable({ [cli]: fakeClis[cli] }),
+        home,
+        signal: new AbortController().signal,
+        env: { ...process.env, FAKE_ARGV_LOG: log },
+      },
     );
-    expect(outcome).toMatchObject({ kind: "completed", result: { runtime, text: "FAKE_OK: Summarise the week", usage: { output_tokens: 10 } } });
+    expect(outcome).toMatchObject({
+      kind: "completed",
+      result: { runtime, text: "FAKE_OK: Summarise the week", usage: { output_tokens: 10 } },
+    });
     const call = JSON.parse(readFileSync(log, "utf8").trim());
     expect(call).toMatchObject({ cli, prompt: expect.stringContaining("Summarise the week") });
     expect(call.argv).not.toContain("Summarise the week");

@@ -92,7 +92,11 @@ describe("team_handoff", () => {
     expect(JSON.parse(retry.text)).toMatchObject({ slot: "", packet_id: "p-1" });
     const posts = api.requests.filter((r) => r.path === "/v1/team/handoff");
     expect(posts).toHaveLength(3);
-    expect(posts[0]).toMatchObject({ method: "POST", authorization: `Bearer ${identity.member_token}`, body: { packet: { packet_id: "p-1" } } });
+    expect(posts[0]).toMatchObject({
+      method: "POST",
+      authorization: `Bearer ${identity.member_token}`,
+      body: { packet: { packet_id: "p-1" } },
+    });
     // Only the packet travels: who is calling is the token's business.
     expect(Object.keys(posts[0]!.body)).toEqual(["packet"]);
     expect(api.packets.map((p) => p.packet.objective)).toEqual(["write a.md (again)", "write b.md"]);
@@ -132,7 +136,9 @@ describe("memory and wiki", () => {
     const memory = await callTool("memory_search", { q: "release notes", limit: 5 });
     const wiki = await callTool("wiki_search", { q: "publish" });
     expect(JSON.parse(memory.text)).toEqual({ entries: [{ id: "m1", text: "The client prefers short release notes" }] });
-    expect(JSON.parse(wiki.text).pages).toEqual([{ slug: "release-process", title: "Release process", snippet: "Tag, build, publish release notes." }]);
+    expect(JSON.parse(wiki.text).pages).toEqual([
+      { slug: "release-process", title: "Release process", snippet: "Tag, build, publish release notes." },
+    ]);
     const gets = api.requests.filter((r) => r.method === "GET");
     expect(gets.map((r) => r.path)).toEqual(["/v1/employees/emp_1/memory?q=release+notes&limit=5", "/v1/employees/emp_1/wiki?q=publish"]);
     expect(gets.every((r) => r.authorization === `Bearer ${identity.member_token}`)).toBe(true);

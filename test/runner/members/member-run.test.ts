@@ -27,7 +27,12 @@ async function setup(): Promise<{ home: string; api: FakeTeamApi }> {
 }
 
 const WRITE = JSON.stringify({ "notes/a.md": "alpha\n", "notes/b.md": "beta\n" });
-const PACKET = { packet_id: "exec-1", to_role: "verifier", findings: ["wrote notes/a.md and notes/b.md"], artifacts: [{ path: "notes/a.md" }, { path: "notes/b.md" }] };
+const PACKET = {
+  packet_id: "exec-1",
+  to_role: "verifier",
+  findings: ["wrote notes/a.md and notes/b.md"],
+  artifacts: [{ path: "notes/a.md" }, { path: "notes/b.md" }],
+};
 
 /** Each runtime flavour: the runtime and which binary serves it. */
 const FLAVOURS: Array<[string, MemberRuntime, Partial<Record<string, string>>]> = [
@@ -57,7 +62,11 @@ describe.each(FLAVOURS)("an executor on %s", (label, runtime, executables) => {
 
     // The packet reached the Worker under this member's pin, and only this member's.
     expect(api.packets).toHaveLength(1);
-    expect(api.packets[0]).toMatchObject({ packet_id: "exec-1", leg: "executor-to-verifier", pin: { employeeId: "emp_1", taskId: "task_1", role: "executor" } });
+    expect(api.packets[0]).toMatchObject({
+      packet_id: "exec-1",
+      leg: "executor-to-verifier",
+      pin: { employeeId: "emp_1", taskId: "task_1", role: "executor" },
+    });
     expect(api.requests.every((r) => r.authorization === `Bearer ${result.token}`)).toBe(true);
 
     // Evidence: the handoff call is kept without its (self-echo) output; file writes are there too.
@@ -89,7 +98,11 @@ describe("role limits reach the CLI", () => {
       runtime: "claude",
       role: "planner",
       executables: { claude: fakeClis.claude },
-      env: { FAKE_SCENARIO: "tool", FAKE_WRITE_FILES: WRITE, FAKE_HANDOFF: JSON.stringify([{ packet_id: "plan-1" }, { packet_id: "plan-2" }]) },
+      env: {
+        FAKE_SCENARIO: "tool",
+        FAKE_WRITE_FILES: WRITE,
+        FAKE_HANDOFF: JSON.stringify([{ packet_id: "plan-1" }, { packet_id: "plan-2" }]),
+      },
     });
     if (result.refused) throw new Error("refused");
     expect(result.verdict).toMatchObject({ kind: "completed" });
@@ -103,7 +116,14 @@ describe("role limits reach the CLI", () => {
 
   it("a codex verifier runs read-only: its file change is refused by the sandbox", async () => {
     const { home, api } = await setup();
-    const result = await runMember({ home, api, runtime: "codex", role: "verifier", executables: { codex: fakeClis.codex }, env: { FAKE_SCENARIO: "tool", FAKE_WRITE_FILES: WRITE } });
+    const result = await runMember({
+      home,
+      api,
+      runtime: "codex",
+      role: "verifier",
+      executables: { codex: fakeClis.codex },
+      env: { FAKE_SCENARIO: "tool", FAKE_WRITE_FILES: WRITE },
+    });
     if (result.refused) throw new Error("refused");
     expect(existsSync(workspaceFile(result.scaffold, "notes/a.md"))).toBe(false);
     expect(result.evidence.find((r) => r.tool === "file_change")).toMatchObject({ status: "error", error_class: "native_tool_error" });
@@ -129,9 +149,20 @@ describe("role limits reach the CLI", () => {
   it('reproduces codex declining MCP calls when the server\'s approval is "auto", and passes them with "approve"', async () => {
     const { home, api } = await setup();
     const env = { FAKE_SCENARIO: "tool", FAKE_HANDOFF: JSON.stringify({ packet_id: "x-1" }) };
-    const declined = await runMember({ home, api, runtime: "codex", role: "executor", executables: { codex: fakeClis.codex }, env, codexMcpApprovalMode: "auto" });
+    const declined = await runMember({
+      home,
+      api,
+      runtime: "codex",
+      role: "executor",
+      executables: { codex: fakeClis.codex },
+      env,
+      codexMcpApprovalMode: "auto",
+    });
     if (declined.refused) throw new Error("refused");
-    expect(declined.evidence.find((r) => r.tool === "mcp__crewplane__team_handoff")).toMatchObject({ status: "error", error: "user cancelled MCP tool call" });
+    expect(declined.evidence.find((r) => r.tool === "mcp__crewplane__team_handoff")).toMatchObject({
+      status: "error",
+      error: "user cancelled MCP tool call",
+    });
     expect(api.packets).toHaveLength(0);
     await runMember({ home, api, runtime: "codex", role: "executor", round: 2, executables: { codex: fakeClis.codex }, env });
     expect(api.packets).toHaveLength(1);
@@ -185,25 +216,53 @@ const SCENARIOS: Array<[string, MemberRuntime, Partial<Record<string, string>>, 
     "claude",
     "claude",
     { claude: fakeClis.claude },
-    { fail: "not_logged_in", auth: "not_logged_in", maxturns: "max_turns", garbage: "completed", truncated: "incomplete_output", crash: "incomplete_output" },
+    {
+      fail: "not_logged_in",
+      auth: "not_logged_in",
+      maxturns: "max_turns",
+      garbage: "completed",
+      truncated: "incomplete_output",
+      crash: "incomplete_output",
+    },
   ],
   [
     "codex",
     "codex",
     { codex: fakeClis.codex },
-    { fail: "network_error", auth: "not_logged_in", maxturns: "cli_error", garbage: "completed", truncated: "incomplete_output", crash: "incomplete_output" },
+    {
+      fail: "network_error",
+      auth: "not_logged_in",
+      maxturns: "cli_error",
+      garbage: "completed",
+      truncated: "incomplete_output",
+      crash: "incomplete_output",
+    },
   ],
   [
     "gemini",
     "antigravity",
     { gemini: fakeClis.gemini },
-    { fail: "cli_error", auth: "not_logged_in", maxturns: "max_turns", garbage: "completed", truncated: "incomplete_output", crash: "incomplete_output" },
+    {
+      fail: "cli_error",
+      auth: "not_logged_in",
+      maxturns: "max_turns",
+      garbage: "completed",
+      truncated: "incomplete_output",
+      crash: "incomplete_output",
+    },
   ],
   [
     "grok",
     "grok",
     { grok: fakeClis.grok },
-    { fail: "cli_error", auth: "not_logged_in", maxturns: "max_turns", garbage: "completed", truncated: "incomplete_output", crash: "incomplete_output" },
+    {
+      fail: "cli_error",
+      auth: "not_logged_in",
+      maxturns: "max_turns",
+      garbage: "completed",
+      truncated: "incomplete_output",
+      crash: "incomplete_output",
+    },
   ],
 ];
 
@@ -232,10 +291,20 @@ describe.each(SCENARIOS)("%s scenarios are classified from the stream first, the
 describe("codex without network", () => {
   it("is classified as a network failure when the timeout ends its endless reconnecting", async () => {
     const { home, api } = await setup();
-    const result = await runMember({ home, api, runtime: "codex", role: "executor", executables: { codex: fakeClis.codex }, env: { FAKE_SCENARIO: "offline" }, timeoutMs: 1500 });
+    const result = await runMember({
+      home,
+      api,
+      runtime: "codex",
+      role: "executor",
+      executables: { codex: fakeClis.codex },
+      env: { FAKE_SCENARIO: "offline" },
+      timeoutMs: 1500,
+    });
     if (result.refused) throw new Error("refused");
     expect(result.verdict).toMatchObject({ kind: "failed", failure: { code: "network_error", retryable: true } });
-    expect(result.verdict.kind === "failed" && result.verdict.failure.message).toMatch(/waiting for network.*killed at the 1500 ms timeout/);
+    expect(result.verdict.kind === "failed" && result.verdict.failure.message).toMatch(
+      /waiting for network.*killed at the 1500 ms timeout/,
+    );
     await expectAllDead(readFakePids(result.scaffold.cwd, "codex")!);
   });
 });

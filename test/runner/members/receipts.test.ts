@@ -58,9 +58,17 @@ describe("checkArtifacts", () => {
     writeFileSync(join(ws, "notes/c.md"), "the real bytes");
     const declared = sha("what the executor claimed");
     const check = await checkArtifacts(ws, [{ path: "notes/c.md", sha256: declared }]);
-    expect(check.receipts[0]).toEqual({ path: "notes/c.md", state: "mismatch", bytes: 14, sha256: sha("the real bytes"), declared_sha256: declared });
+    expect(check.receipts[0]).toEqual({
+      path: "notes/c.md",
+      state: "mismatch",
+      bytes: 14,
+      sha256: sha("the real bytes"),
+      declared_sha256: declared,
+    });
     expect(check.artifacts[0]).toEqual({ path: "notes/c.md", sha256: declared });
-    expect(check.audits).toEqual([{ type: "team_packet_artifact_mismatch", path: "notes/c.md", detail: `declared ${declared.slice(0, 12)}…` }]);
+    expect(check.audits).toEqual([
+      { type: "team_packet_artifact_mismatch", path: "notes/c.md", detail: `declared ${declared.slice(0, 12)}…` },
+    ]);
     expect(renderReceipt(check.receipts[0]!)).toMatch(/^notes\/c\.md 14B sha256=\w{12}… mismatch \(declared \w{12}…\)$/);
   });
 
@@ -80,7 +88,9 @@ describe("checkArtifacts", () => {
     const path = pathOf(outside);
     const check = await checkArtifacts(ws, [{ path }]);
     expect(check.receipts).toEqual([{ path, state: "outside_workspace", reason }]);
-    expect(check.audits).toEqual([{ type: "team_packet_artifact_refused", path, detail: `resolves outside the employee workspace (${reason})` }]);
+    expect(check.audits).toEqual([
+      { type: "team_packet_artifact_refused", path, detail: `resolves outside the employee workspace (${reason})` },
+    ]);
     expect(renderReceipt(check.receipts[0]!)).toBe(`${path} outside_workspace`);
   });
 
@@ -129,7 +139,11 @@ describe("checkArtifacts", () => {
 
   it("marks a directory unverified", async () => {
     const { ws } = workspace();
-    expect((await checkArtifacts(ws, [{ path: "notes" }])).receipts[0]).toEqual({ path: "notes", state: "unverified", reason: "not_regular_file" });
+    expect((await checkArtifacts(ws, [{ path: "notes" }])).receipts[0]).toEqual({
+      path: "notes",
+      state: "unverified",
+      reason: "not_regular_file",
+    });
   });
 
   it("marks a file of 64 MiB + 1 byte unverified without hashing it, and hashes one of exactly 64 MiB", async () => {

@@ -39,7 +39,12 @@ function spec(overrides: Partial<ScaffoldSpec> = {}): ScaffoldSpec {
     runtime: "codex",
     model: "gpt-5.5",
     effort: "medium",
-    employee: { id: "emp_1", config: EMPLOYEE_CONFIG, identity: "I am Aiko, the release manager.", capabilities: { allowed_tools: ["Read", "Write"] } },
+    employee: {
+      id: "emp_1",
+      config: EMPLOYEE_CONFIG,
+      identity: "I am Aiko, the release manager.",
+      capabilities: { allowed_tools: ["Read", "Write"] },
+    },
     member: { token: "member_abc.secret123", apiUrl: "http://127.0.0.1:8787" },
     ...overrides,
   };
@@ -196,7 +201,11 @@ describe("checkMemberMcpConfig", () => {
   it("refuses the stage with member_mcp_config_missing when .mcp.json is gone", async () => {
     const scaffold = await writeScaffold(spec({ runtime: "claude" }));
     rmSync(scaffold.mcpConfigPath);
-    expect(await checkMemberMcpConfig(scaffold)).toMatchObject({ ok: false, code: "member_mcp_config_missing", message: expect.stringContaining(".mcp.json is missing") });
+    expect(await checkMemberMcpConfig(scaffold)).toMatchObject({
+      ok: false,
+      code: "member_mcp_config_missing",
+      message: expect.stringContaining(".mcp.json is missing"),
+    });
   });
 
   it("refuses a config that points at someone else's identity", async () => {
@@ -205,7 +214,11 @@ describe("checkMemberMcpConfig", () => {
     const config = JSON.parse(readFileSync(mine.mcpConfigPath, "utf8"));
     config.mcpServers.crewplane.env.CREWPLANE_MEMBER_CONFIG = other.memberConfigPath;
     writeFileSync(mine.mcpConfigPath, JSON.stringify(config));
-    expect(await checkMemberMcpConfig(mine)).toMatchObject({ ok: false, code: "member_mcp_config_missing", message: expect.stringContaining("own identity") });
+    expect(await checkMemberMcpConfig(mine)).toMatchObject({
+      ok: false,
+      code: "member_mcp_config_missing",
+      message: expect.stringContaining("own identity"),
+    });
   });
 
   it("refuses a missing runtime MCP file and a missing identity file", async () => {
@@ -242,7 +255,9 @@ describe("removal and the maintenance sweep", () => {
     });
     expect(asked.sort()).toEqual(["task_dead/1/executor", "task_dead/1/planner", "task_live/2/executor"]);
     expect(report.kept).toEqual([live.dir]);
-    expect(report.removed.sort()).toEqual([over.dir, overNoManifest.dir, `${scaffoldDir(s.home, { taskId: "task_x", round: 1, role: "verifier" })}.staging-abcd`].sort());
+    expect(report.removed.sort()).toEqual(
+      [over.dir, overNoManifest.dir, `${scaffoldDir(s.home, { taskId: "task_x", round: 1, role: "verifier" })}.staging-abcd`].sort(),
+    );
     expect(existsSync(live.dir)).toBe(true);
   });
 

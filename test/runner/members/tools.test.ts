@@ -23,7 +23,14 @@ describe("toolsForRole", () => {
   it("gives an executor without an allow-list the default set plus the crewplane tools, workspace-write", () => {
     const tools = toolsForRole("executor");
     expect(tools.nativeTools).toEqual(DEFAULT_EMPLOYEE_TOOLS.filter((t) => !t.startsWith("mcp__")));
-    expect(tools.crewplaneTools).toEqual(["team_handoff", "working_state_read", "working_state_write", "memory_search", "wiki_search", "wiki_read"]);
+    expect(tools.crewplaneTools).toEqual([
+      "team_handoff",
+      "working_state_read",
+      "working_state_write",
+      "memory_search",
+      "wiki_search",
+      "wiki_read",
+    ]);
     expect(tools.sandbox).toBe("workspace-write");
   });
 
@@ -54,7 +61,10 @@ describe("toolsForRole", () => {
     expect(tools.crewplaneTools).not.toContain("wiki_read");
     expect(tools.crewplaneTools).not.toContain("wiki_search");
     expect(tools.deniedTools).toEqual(["Bash", "WebFetch", "mcp__crewplane__wiki_*"]);
-    expect(toolsForRole("planner", { denied_tools: ["mcp__crewplane__team_handoff"] }).crewplaneTools).toEqual(["memory_search", "wiki_search"]);
+    expect(toolsForRole("planner", { denied_tools: ["mcp__crewplane__team_handoff"] }).crewplaneTools).toEqual([
+      "memory_search",
+      "wiki_search",
+    ]);
   });
 
   it("drops crewplane tool names the server does not know", () => {

@@ -28,7 +28,11 @@ describe("antigravity (gemini / agy stream-json) parseStream on recorded output"
   });
 
   it("reports a result with status error as a failure with its message", () => {
-    expect(parseStream(recorded("error.jsonl"))).toMatchObject({ kind: "error", code: "cli_error", message: expect.stringContaining("[API Error: fake 500]") });
+    expect(parseStream(recorded("error.jsonl"))).toMatchObject({
+      kind: "error",
+      code: "cli_error",
+      message: expect.stringContaining("[API Error: fake 500]"),
+    });
   });
 
   it("reports the real binary's opening lines without a result as no_result", () => {

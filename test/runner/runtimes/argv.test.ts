@@ -12,7 +12,13 @@ import type { CliInput, CliRuntimeAdapter, Effort, Role } from "../../../local-r
 import { EFFORTS, ROLES } from "../../../local-runner/src/runtimes/types.ts";
 
 const PROMPT = "SECRET-PROMPT: ship the release notes";
-const MODELS: Record<string, string> = { claude: "claude-sonnet-5-5", codex: "gpt-5.5", agy: "gemini-3.7-flash", gemini: "gemini-2.5-flash", grok: "grok-4" };
+const MODELS: Record<string, string> = {
+  claude: "claude-sonnet-5-5",
+  codex: "gpt-5.5",
+  agy: "gemini-3.7-flash",
+  gemini: "gemini-2.5-flash",
+  grok: "grok-4",
+};
 const ADAPTERS: CliRuntimeAdapter[] = [claudeRuntime, codexRuntime, agyRuntime, geminiRuntime, grokRuntime];
 
 /** What a team stage passes for a member, with fixed paths (the adapters are pure). */
@@ -28,7 +34,12 @@ function memberInput(adapter: CliRuntimeAdapter, role: Role, effort: Effort | un
     memberDir: scaffold,
     mcp: {
       configPath: `${scaffold}/.mcp.json`,
-      server: { name: "crewplane", command: "/opt/crewplane/local-runner/bin/crewplane-mcp", args: [], env: { CREWPLANE_MEMBER_CONFIG: `${scaffold}/member.json` } },
+      server: {
+        name: "crewplane",
+        command: "/opt/crewplane/local-runner/bin/crewplane-mcp",
+        args: [],
+        env: { CREWPLANE_MEMBER_CONFIG: `${scaffold}/member.json` },
+      },
     },
     allowedTools: tools.tools,
     deniedTools: role === "executor" ? ["WebFetch"] : [],
@@ -41,7 +52,9 @@ function memberInput(adapter: CliRuntimeAdapter, role: Role, effort: Effort | un
 
 const matrix = (adapter: CliRuntimeAdapter): Record<string, string[]> => {
   const out: Record<string, string[]> = {};
-  for (const role of ROLES) for (const effort of [undefined, ...EFFORTS]) out[`${role}/${effort ?? "unset"}`] = adapter.buildArgv(memberInput(adapter, role, effort));
+  for (const role of ROLES)
+    for (const effort of [undefined, ...EFFORTS])
+      out[`${role}/${effort ?? "unset"}`] = adapter.buildArgv(memberInput(adapter, role, effort));
   return out;
 };
 
@@ -87,7 +100,9 @@ describe("claude argv rules", () => {
   it("gives read-only roles no built-in tools and the executor its native tools", () => {
     const planner = claudeRuntime.buildArgv(memberInput(claudeRuntime, "planner", "low"));
     expect(planner[planner.indexOf("--tools") + 1]).toBe("");
-    expect(planner[planner.indexOf("--allowedTools") + 1]).toBe("mcp__crewplane__team_handoff,mcp__crewplane__wiki_search,mcp__crewplane__memory_search");
+    expect(planner[planner.indexOf("--allowedTools") + 1]).toBe(
+      "mcp__crewplane__team_handoff,mcp__crewplane__wiki_search,mcp__crewplane__memory_search",
+    );
     const executor = claudeRuntime.buildArgv(memberInput(claudeRuntime, "executor", "low"));
     expect(executor[executor.indexOf("--tools") + 1]).toContain("Write");
     expect(executor[executor.indexOf("--disallowedTools") + 1]).toBe("WebFetch");
@@ -131,7 +146,9 @@ describe("codex argv rules", () => {
 
   it("carries the member identity in the server env and limits the server to the role's tools", () => {
     const argv = codexRuntime.buildArgv(memberInput(codexRuntime, "planner", "high"));
-    expect(argv).toContain('mcp_servers.crewplane.env.CREWPLANE_MEMBER_CONFIG="/home/r/.crewplane/agents/.ephemeral/task_1-1-planner/member.json"');
+    expect(argv).toContain(
+      'mcp_servers.crewplane.env.CREWPLANE_MEMBER_CONFIG="/home/r/.crewplane/agents/.ephemeral/task_1-1-planner/member.json"',
+    );
     expect(argv).toContain('mcp_servers.crewplane.enabled_tools=["team_handoff", "wiki_search", "memory_search"]');
   });
 
@@ -141,13 +158,18 @@ describe("codex argv rules", () => {
       return argv[argv.indexOf("-s") + 1];
     };
     expect(ROLES.map(sandbox)).toEqual(["read-only", "workspace-write", "read-only", "read-only"]);
-    for (const role of ROLES) expect(codexRuntime.buildArgv(memberInput(codexRuntime, role, "low")).includes("--output-schema")).toBe(role === "verifier");
+    for (const role of ROLES)
+      expect(codexRuntime.buildArgv(memberInput(codexRuntime, role, "low")).includes("--output-schema")).toBe(role === "verifier");
   });
 
   it('maps effort to -c model_reasoning_effort, clamping "max" to codex\'s "xhigh" and saying so', () => {
     const invocation = codexRuntime.buildInvocation(memberInput(codexRuntime, "executor", "max"));
     expect(invocation.args).toContain('model_reasoning_effort="xhigh"');
-    expect(invocation.effort).toEqual({ requested: "max", applied: "xhigh", note: 'codex has no "max" effort; clamped to its highest, "xhigh"' });
+    expect(invocation.effort).toEqual({
+      requested: "max",
+      applied: "xhigh",
+      note: 'codex has no "max" effort; clamped to its highest, "xhigh"',
+    });
   });
 });
 
@@ -155,10 +177,12 @@ describe("antigravity and grok argv rules", () => {
   it("runs gemini with --skip-trust, its MCP server allowed by name, and reports that effort has no flag", () => {
     const invocation = geminiRuntime.buildInvocation(memberInput(geminiRuntime, "executor", "high"));
     expect(invocation.args).toContain("--skip-trust");
-    expect(invocation.args.slice(invocation.args.indexOf("--allowed-mcp-server-names"), invocation.args.indexOf("--allowed-mcp-server-names") + 2)).toEqual([
-      "--allowed-mcp-server-names",
-      "crewplane",
-    ]);
+    expect(
+      invocation.args.slice(
+        invocation.args.indexOf("--allowed-mcp-server-names"),
+        invocation.args.indexOf("--allowed-mcp-server-names") + 2,
+      ),
+    ).toEqual(["--allowed-mcp-server-names", "crewplane"]);
     expect(invocation.effort).toMatchObject({ requested: "high", applied: null });
     expect(invocation.cwd).toMatch(/\.ephemeral\/task_1-1-executor$/);
   });

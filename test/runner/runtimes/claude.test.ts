@@ -12,7 +12,14 @@ describe("claude buildArgv", () => {
   });
 
   it("adds --model only when a model is given", () => {
-    expect(buildArgv({ prompt: "Say hi", model: "sonnet" })).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--model", "sonnet"]);
+    expect(buildArgv({ prompt: "Say hi", model: "sonnet" })).toEqual([
+      "-p",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--model",
+      "sonnet",
+    ]);
   });
 
   it("sends the prompt, even one that looks like a flag, on stdin", () => {
@@ -135,7 +142,13 @@ describe("claude parseStream on recorded output", () => {
     const parser = createParser();
     for (const line of recorded("handoff.jsonl")) parser.push(line);
     expect(parser.evidence().nativeEvents).toEqual([
-      { tool: "Write", callId: "toolu_1", input: { file_path: "notes/a.md", content: "token sk-abcdefghijklmnopqrstuvwx" }, status: "ok", output: "File created successfully at: notes/a.md" },
+      {
+        tool: "Write",
+        callId: "toolu_1",
+        input: { file_path: "notes/a.md", content: "token sk-abcdefghijklmnopqrstuvwx" },
+        status: "ok",
+        output: "File created successfully at: notes/a.md",
+      },
       {
         tool: "mcp__crewplane__team_handoff",
         callId: "toolu_2",

@@ -53,7 +53,11 @@ describe("codex parseStream on recorded output", () => {
   });
 
   it("reports turn.failed as a failure with the CLI's message", () => {
-    expect(parseStream(recorded("failed.jsonl"))).toMatchObject({ kind: "error", code: "network_error", message: expect.stringContaining("stream disconnected") });
+    expect(parseStream(recorded("failed.jsonl"))).toMatchObject({
+      kind: "error",
+      code: "network_error",
+      message: expect.stringContaining("stream disconnected"),
+    });
   });
 
   it("reports a 401 as not_logged_in", () => {
@@ -78,7 +82,10 @@ describe("codex parseStream on recorded output", () => {
   });
 
   it("skips garbage lines", () => {
-    expect(parseStream(["Warning: x", '{"type":"item.completed","item":', ...recorded("success.jsonl")])).toMatchObject({ kind: "success", text: "FAKE_OK" });
+    expect(parseStream(["Warning: x", '{"type":"item.completed","item":', ...recorded("success.jsonl")])).toMatchObject({
+      kind: "success",
+      text: "FAKE_OK",
+    });
   });
 });
 

@@ -45,11 +45,18 @@ describe("grok (Grok Build streaming-json) parseStream on recorded-format lines"
   });
 
   it("reports an error event with no end as the CLI's own failure, not as truncated", () => {
-    expect(parseStream(recorded("error.jsonl"))).toMatchObject({ kind: "error", code: "cli_error", message: expect.stringContaining("synthetic Grok failure") });
+    expect(parseStream(recorded("error.jsonl"))).toMatchObject({
+      kind: "error",
+      code: "cli_error",
+      message: expect.stringContaining("synthetic Grok failure"),
+    });
   });
 
   it("reports a stream with neither end nor error as no_result", () => {
-    expect(parseStream(['{"type":"thought","data":"x"}', '{"type":"text","data":"half"}'])).toEqual({ kind: "no_result", partialText: "half" });
+    expect(parseStream(['{"type":"thought","data":"x"}', '{"type":"text","data":"half"}'])).toEqual({
+      kind: "no_result",
+      partialText: "half",
+    });
   });
 });
 
@@ -57,7 +64,9 @@ describe("grok invocation", () => {
   it("writes the prompt (with the role block) to a prompt file in the scaffold: headless grok ignores stdin", () => {
     const invocation = buildInvocation({ prompt: "Verify.", cwd: "/s", memberDir: "/s", roleInstructions: "contract" });
     expect(invocation.stdinText).toBeUndefined();
-    expect(invocation.files).toEqual([{ path: "/s/prompt.md", content: "<role_system_prompt>\ncontract\n</role_system_prompt>\n\nVerify." }]);
+    expect(invocation.files).toEqual([
+      { path: "/s/prompt.md", content: "<role_system_prompt>\ncontract\n</role_system_prompt>\n\nVerify." },
+    ]);
     expect(invocation.args.slice(0, 2)).toEqual(["--prompt-file", "/s/prompt.md"]);
   });
 });
