@@ -1,6 +1,7 @@
 /**
  * Runs one model CLI as a child process with the rules every CLI needs (reference model-clis.md):
- * stdin closed, a wall-clock timeout, and the whole process group killed — grandchildren included.
+ * stdin closed (or, with `stdinText`, written once and then closed), a wall-clock timeout, and the
+ * whole process group killed — grandchildren included.
  * Raw stdout/stderr go to files in the job's work dir; stdout is also handed over line by line.
  */
 import { spawn } from "node:child_process";
@@ -26,6 +27,11 @@ export interface RunProcessOptions {
   signal?: AbortSignal;
   /** Where the spawned group is recorded while it lives; defaults to the one set for the runner. */
   groups?: GroupRecorder;
+  /**
+   * Text written to the child's stdin, which is then closed (EOF). Prompts travel this way rather
+   * than in argv (argv is world-readable in /proc and size-limited). Without it stdin is /dev/null.
+   */
+  stdinText?: string;
 }
 
 let defaultGroups: GroupRecorder | undefined;
@@ -81,7 +87,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
       env: options.env ?? process.env,
       // Model CLIs block on an open stdin; detached makes the child a process-group leader so the
       // whole group (its tools, MCP servers, shells) can be signalled at once.
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.stdinText === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       detached: true,
     });
   } catch (err) {
@@ -103,6 +109,12 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
     let graceTimer: NodeJS.Timeout | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
     let finished = false;
+
+    if (options.stdinText !== undefined && child.stdin) {
+      // A child that exits without reading (an argv error) closes the pipe: EPIPE is expected then.
+      child.stdin.on("error", () => {});
+      child.stdin.end(options.stdinText);
+    }
 
     const lines = createLineSplitter((line) => options.onStdoutLine?.(line));
     child.stdout?.on("data", (chunk: Buffer) => {

@@ -85,6 +85,12 @@ export const FAILURE_CODES = [
   "runner_shutdown",
   /** The Worker refused the result (413/422: too large or too deep); re-running cannot change that. */
   "result_too_large",
+  /** An MCP server the member needs did not start (claude's init event says "failed"). */
+  "mcp_server_failed",
+  /** The CLI could not reach its vendor's API (codex retries forever; the timeout ends it). */
+  "network_error",
+  /** A member scaffold without its own MCP config: refused rather than run with someone else's identity. */
+  "member_mcp_config_missing",
 ] as const;
 export type FailureCode = (typeof FAILURE_CODES)[number];
 
