@@ -35,14 +35,6 @@ export async function runRunner(options: RunnerOptions, logger: Logger = createL
   await reapLeftoverGroups(options.home, { logger });
   const groups = createGroupRegistry(options.home, { logger });
   setDefaultGroupRecorder(groups);
-  logger.info("runner.starting", {
-    url: options.url,
-    home: options.home,
-    concurrency: options.concurrency,
-    runtimes: [...runtimes.keys()],
-    executables: Object.fromEntries([...runtimes.values()].flatMap((r) => (r.kind === "cli" ? [[r.name, r.executable]] : []))),
-  });
-
   const loop = createPollLoop({
     client: createApiClient({ baseUrl: options.url, token: options.token }),
     runtimes,
@@ -65,6 +57,14 @@ export async function runRunner(options: RunnerOptions, logger: Logger = createL
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  // Logged only once the handlers are in place: whoever waits for this line may signal us at once.
+  logger.info("runner.starting", {
+    url: options.url,
+    home: options.home,
+    concurrency: options.concurrency,
+    runtimes: [...runtimes.keys()],
+    executables: Object.fromEntries([...runtimes.values()].flatMap((r) => (r.kind === "cli" ? [[r.name, r.executable]] : []))),
+  });
   try {
     await loop.run();
   } finally {

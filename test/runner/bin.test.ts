@@ -146,7 +146,7 @@ describe("crewplane-runner bin", () => {
     // Its signal handlers are in place once it says it is starting the poll loop.
     await waitFor(() => second.stderr().includes("runner.starting"), "the second runner to start polling", 20_000);
     second.child.kill("SIGTERM");
-    expect((await second.exited).code).toBe(0);
+    expect(await second.exited, second.stderr()).toEqual({ code: 0, signal: null });
   });
 
   it("on a second signal exits at once (130) and still takes its CLIs down", async () => {
