@@ -14,6 +14,8 @@ export const ERROR_CODES = [
   "not_eligible",
   "wrong_phase",
   "stale_lease",
+  "result_conflict",
+  "payload_too_large",
   "unavailable",
   "internal_error",
 ] as const;
@@ -32,6 +34,8 @@ const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
   not_eligible: 403,
   wrong_phase: 409,
   stale_lease: 409,
+  result_conflict: 409,
+  payload_too_large: 413,
   unavailable: 503,
   internal_error: 500,
 };
@@ -49,6 +53,8 @@ const titles: Record<ErrorCode, string> = {
   not_eligible: "Not eligible",
   wrong_phase: "Wrong phase",
   stale_lease: "Stale lease",
+  result_conflict: "Result conflict",
+  payload_too_large: "Payload too large",
   unavailable: "Service unavailable",
   internal_error: "Internal error",
 };

@@ -32,7 +32,12 @@ export async function consumeDispatch(batch: MessageBatch<unknown>, env: Env): P
       continue;
     }
     try {
-      await getRunnerInbox(env).enqueue({ message: parsed.data, maxAttempts: config.max_attempts, now: clock.nowMs() });
+      await getRunnerInbox(env).enqueue({
+        message: parsed.data,
+        maxAttempts: config.max_attempts,
+        maxQueueMs: config.max_queue_ms,
+        now: clock.nowMs(),
+      });
       msg.ack();
     } catch (err) {
       console.error("dispatch: inbox enqueue failed; will retry", msg.id, err);
