@@ -17,13 +17,13 @@ export const enqueueInput = z.object({
 });
 export type EnqueueInput = z.input<typeof enqueueInput>;
 
-export const adoptInput = z.object({
+export const enqueueManyInput = z.object({
   messages: z.array(dispatchMessage).max(500),
   maxAttempts: z.number().int().min(1).max(10),
   maxQueueMs: z.number().int().min(1),
   now: clockMs,
 });
-export type AdoptInput = z.input<typeof adoptInput>;
+export type EnqueueManyInput = z.input<typeof enqueueManyInput>;
 
 export const leaseInput = z.object({
   runnerId,

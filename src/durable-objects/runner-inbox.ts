@@ -12,7 +12,7 @@ import type { JobError } from "../jobs/payloads";
 import type { DispatchMessage } from "../queues/dispatch-message";
 import {
   ackInput,
-  adoptInput,
+  enqueueManyInput,
   cancelPollInput,
   completeInput,
   enqueueInput,
@@ -22,7 +22,7 @@ import {
   revokeInput,
   sweepInput,
   type AckInput,
-  type AdoptInput,
+  type EnqueueManyInput,
   type CancelPollInput,
   type CompleteInput,
   type EnqueueInput,
@@ -99,15 +99,15 @@ export class RunnerInbox extends DurableObject<Env> {
       .map((r) => r.job_id);
   }
 
-  /** Takes in jobs that never arrived through the dispatch queue; a job already held is ignored. */
-  async adopt(input: AdoptInput): Promise<{ adopted: string[] }> {
-    const req = adoptInput.parse(input);
+  /** Takes in a batch of jobs (the dispatch consumer, the reconciler); a job already held is ignored. */
+  async enqueueMany(input: EnqueueManyInput): Promise<{ accepted: string[] }> {
+    const req = enqueueManyInput.parse(input);
     this.observe(req.now);
-    const adopted = req.messages.filter((m) => this.insertQueued(m, req.maxAttempts, req.maxQueueMs, req.now)).map((m) => m.job_id);
+    const accepted = req.messages.filter((m) => this.insertQueued(m, req.maxAttempts, req.maxQueueMs, req.now)).map((m) => m.job_id);
     this.maintain(req.now);
-    if (adopted.length > 0) this.wakeWaiters();
+    if (accepted.length > 0) this.wakeWaiters();
     await this.settle();
-    return { adopted };
+    return { accepted };
   }
 
   /**

@@ -36,8 +36,3 @@ export function checkFinish(job: LeaseHolder, leaseId: string, runnerId: string,
   if (job.status === "leased" || job.status === "queued") return "ok";
   return job.status === terminal ? "duplicate" : "stale";
 }
-
-/** When a job that (re-)entered the queue at `queuedAt` is given up as `no_runner`. */
-export function queueDeadline(queuedAt: number, maxQueueMs: number): number {
-  return queuedAt + maxQueueMs;
-}

@@ -9,7 +9,7 @@ import type { RunnerConfig } from "./config";
 import { notifyOwner } from "./owner-handlers";
 import { OWNER_KINDS, type OwnerKind } from "./owner-kinds";
 
-/** Rows examined per page, pages per tick, and messages per adopt call (payloads can be 64 KiB). */
+/** Rows examined per page, pages per tick, and messages per enqueueMany call (payloads can be 64 KiB). */
 const PAGE = 500;
 const PAGES_PER_TICK = 10;
 const ID_CHUNK = 90; // D1 allows 100 bound parameters per query
@@ -26,7 +26,7 @@ export interface ReconcileSummary {
  * dispatch message lost or refused) are re-dispatched from their row, straight into the inbox,
  * once `reconcile_grace_ms` has passed since submission. Only rows the inbox never reported on are
  * candidates (`inbox_seq = 0`); the inbox ignores a job it already holds, so a repeat is harmless.
- * A job past its queue-time limit is adopted all the same and given up by the inbox at once as
+ * A job past its queue-time limit is taken in all the same and given up by the inbox at once as
  * `no_runner`, so its owner is told through the inbox like every other ending.
  */
 export async function reconcileQueuedJobs(env: Env, db: Db, now: Date, config: RunnerConfig): Promise<ReconcileSummary> {
@@ -71,13 +71,13 @@ export async function reconcileQueuedJobs(env: Env, db: Db, now: Date, config: R
           summary.invalid++;
       }
       for (let j = 0; j < messages.length; j += ADOPT_CHUNK) {
-        const { adopted } = await inbox.adopt({
+        const { accepted } = await inbox.enqueueMany({
           messages: messages.slice(j, j + ADOPT_CHUNK),
           maxAttempts: config.max_attempts,
           maxQueueMs: config.max_queue_ms,
           now: now.getTime(),
         });
-        summary.redispatched += adopted.length;
+        summary.redispatched += accepted.length;
       }
     }
     after = rows[rows.length - 1]!;

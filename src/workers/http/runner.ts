@@ -3,7 +3,7 @@ import { z } from "zod";
 import { getDb } from "../../db/client";
 import { getRunnerInbox, type FinishOutcome, type LeaseRefOutcome } from "../../durable-objects/runner-inbox";
 import { requireAuth } from "../../lib/auth";
-import { readSection } from "../../lib/config";
+import { readSectionCached } from "../../lib/config";
 import { AppError } from "../../lib/errors";
 import { validate } from "../../lib/validation";
 import { runnerConfig } from "../../jobs/config";
@@ -70,7 +70,7 @@ export const runnerRoutes = new Hono<AppEnv>()
     const body = c.req.valid("json");
     const known = [...new Set(body.runtimes.filter((r) => KNOWN_RUNTIMES.has(r)))] as Runtime[];
     const ignored = [...new Set(body.runtimes.filter((r) => !KNOWN_RUNTIMES.has(r)))];
-    const config = await readSection(getDb(c.env.DB), runnerConfig);
+    const config = await readSectionCached(getDb(c.env.DB), runnerConfig);
     const jobs = await getRunnerInbox(c.env).lease({
       runnerId: c.var.principal.id,
       capacity: body.capacity,

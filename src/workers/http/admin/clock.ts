@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
 import { requireAuth } from "../../../lib/auth";
-import { offsetAfter, saveClockOffset, testClockEnabled } from "../../../lib/clock";
+import { offsetAfter, rememberClockOffset, saveClockOffset, testClockEnabled } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { appendEvent } from "../../../lib/events";
 import { validate } from "../../../lib/validation";
@@ -50,6 +50,7 @@ export const clockRoutes = new Hono<AppEnv>()
           now,
         ),
       ]);
+      rememberClockOffset(offsetMs);
       return c.json({ now: now.toISOString(), offset_ms: offsetMs });
     },
   );

@@ -1,0 +1,17 @@
+// The baseline Worker's routes (bench/baseline/src/index.ts): each does one platform thing.
+import { drive, warm } from "./load.mjs";
+
+export const BASELINES = {
+  nothing: { method: "GET", path: "/nothing", label: "nothing" },
+  d1Read: { method: "GET", path: "/d1-read", label: "one D1 read by primary key" },
+  d1Insert: { method: "POST", path: "/d1-insert", label: "one D1 insert" },
+  doRpc: { method: "POST", path: "/do-rpc", label: "one DO RPC" },
+  doRpcD1Insert: { method: "POST", path: "/do-rpc-d1-insert", label: "DO RPC + D1 insert" },
+  queueD1Insert: { method: "POST", path: "/queue-d1-insert", label: "Queue send + D1 insert" },
+};
+
+export async function driveBaseline(baselineUrl, route, { connections, duration }) {
+  const init = { method: route.method, headers: { "content-type": "application/json" }, body: route.method === "POST" ? "{}" : undefined };
+  await warm(`${baselineUrl}${route.path}`, init);
+  return drive({ url: `${baselineUrl}${route.path}`, connections, duration, method: route.method, body: init.body });
+}

@@ -1,0 +1,92 @@
+// Tables, bench/results/<name>.json and the latest table of each benchmark in bench/README.md.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { ROOT } from "./servers.mjs";
+import { round } from "./load.mjs";
+
+export function withRatios(rows) {
+  return rows.map((row) => {
+    const ratio = row.baseline.rate > 0 ? round(row.product.rate / row.baseline.rate, 2) : null;
+    const goal = row.goal === undefined ? null : ratio !== null && ratio >= row.goal ? `≥ ${row.goal} met` : `≥ ${row.goal} NOT met`;
+    return { ...row, ratio, goal_status: goal };
+  });
+}
+
+export function table(rows) {
+  const extraKeys = [...new Set(rows.flatMap((r) => Object.keys(r.extra ?? {})))];
+  const header = [
+    "product path",
+    "conc.",
+    "product /s",
+    "baseline",
+    "baseline /s",
+    "ratio",
+    "goal",
+    "p50 ms",
+    "p99 ms",
+    "baseline p50 / p99 ms",
+    ...extraKeys,
+  ];
+  const lines = rows.map((r) => [
+    r.path,
+    String(r.product.connections),
+    String(r.product.rate),
+    r.baseline.label,
+    String(r.baseline.rate),
+    r.ratio === null ? "n/a" : String(r.ratio),
+    r.goal_status ?? "",
+    String(r.product.p50_ms),
+    String(r.product.p99_ms),
+    `${r.baseline.p50_ms} / ${r.baseline.p99_ms}`,
+    ...extraKeys.map((k) => String(r.extra?.[k] ?? "")),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const fmt = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
+  return [fmt(header), `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`, ...lines.map(fmt)].join("\n");
+}
+
+export function machine() {
+  return { cpus: os.cpus().length, loadavg_1m: round(os.loadavg()[0], 2), node: process.version };
+}
+
+export function commit() {
+  try {
+    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src", "bench"], { cwd: ROOT, encoding: "utf8" }).trim() !== "";
+    return dirty ? `${sha}+uncommitted` : sha;
+  } catch {
+    return "unknown";
+  }
+}
+
+export function writeResults(name, record) {
+  mkdirSync(`${ROOT}/bench/results`, { recursive: true });
+  writeFileSync(`${ROOT}/bench/results/${name}.json`, `${JSON.stringify(record, null, 2)}\n`);
+}
+
+/** Replaces (or appends) the block between this benchmark's markers in bench/README.md. */
+export function updateReadme(name, markdown) {
+  const file = `${ROOT}/bench/README.md`;
+  const text = readFileSync(file, "utf8");
+  const start = `<!-- bench:${name}:start -->`;
+  const end = `<!-- bench:${name}:end -->`;
+  const block = `${start}\n${markdown.trim()}\n${end}`;
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  const next = from >= 0 && to > from ? text.slice(0, from) + block + text.slice(to + end.length) : `${text.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, next);
+}
+
+export function readmeBlock(record, command) {
+  const checks = record.checks.map((c) => `- ${c.ok ? "✔" : "✘"} ${c.name}${c.detail ? `: ${c.detail}` : ""}`).join("\n");
+  const notes = (record.notes ?? []).map((n) => `- ${n}`).join("\n");
+  return [
+    `Latest run: \`${command}\` on ${record.date} at \`${record.commit}\`; ${record.machine.cpus} cores, load average ${record.machine.loadavg_1m} before and ${record.machine.loadavg_1m_after} after; ${record.options.duration} s per measurement.`,
+    "",
+    record.table,
+    "",
+    checks,
+    ...(notes ? ["", notes] : []),
+  ].join("\n");
+}
