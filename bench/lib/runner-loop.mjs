@@ -43,7 +43,7 @@ export function submitRequests(tracker) {
 /** Submits `amount` jobs outside any measurement (to keep the queue from running dry). */
 export async function topUp(product, tracker, amount, connections) {
   if (amount <= 0) return;
-  await drive({ url: product.url, connections, amount, requests: submitRequests(tracker) });
+  await drive({ url: product.url, connections: Math.min(connections, amount), amount, requests: submitRequests(tracker) });
 }
 
 /** Waits until the dispatch queue has put every submitted job into the inbox. */

@@ -86,4 +86,21 @@ describe("reconciling D1 with the inbox (issue 5, item 3)", () => {
       await call("/v1/config/runner", { method: "PUT", body: {} });
     }
   });
+
+  it("prunes finished jobs from the inbox after runner.retain_finished_hours while D1 keeps their record", async () => {
+    const runner = await createRunner("pruned");
+    const jobId = await submitDelivered({ prompt: "to be pruned" });
+    const job = await leaseJob(runner.token, jobId);
+    await call(`/v1/runner/jobs/${jobId}/complete`, {
+      token: runner.token,
+      body: { lease_id: job.lease_id, result: { text: "kept in D1" } },
+    });
+    await call("/v1/admin/clock", { body: { advance_ms: 23 * 60 * MINUTE } });
+    expect((await tick()).pruned).toBe(0);
+    expect(await getRunnerInbox(env).get(jobId)).toMatchObject({ status: "completed" });
+    await call("/v1/admin/clock", { body: { advance_ms: 2 * 60 * MINUTE } });
+    expect((await tick()).pruned).toBeGreaterThanOrEqual(1);
+    expect(await getRunnerInbox(env).get(jobId)).toBeNull();
+    expect((await call(`/v1/admin/jobs/${jobId}`)).body).toMatchObject({ status: "completed", result: { text: "kept in D1" } });
+  });
 });
