@@ -10,6 +10,8 @@ export async function drive({ url, connections, duration, method = "GET", header
   const result = await autocannon({
     url,
     connections,
+    // A slow answer is a data point, not an error: only give up on one after 30 s.
+    timeout: 30,
     ...(amount ? { amount } : { duration }),
     method,
     headers: { "content-type": "application/json", ...headers },

@@ -39,11 +39,17 @@ export function table(rows) {
     String(r.product.p50_ms),
     String(r.product.p99_ms),
     `${r.baseline.p50_ms} / ${r.baseline.p99_ms}`,
+    `${failures(r.product)} / ${failures(r.baseline)}`,
     ...extraKeys.map((k) => String(r.extra?.[k] ?? "")),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
   return [fmt(header), `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`, ...lines.map(fmt)].join("\n");
+}
+
+/** Answers that were not 2xx, connection errors and timeouts: none of them count in a rate. */
+function failures(stats) {
+  return stats.non_2xx + stats.errors; // autocannon counts timeouts among errors
 }
 
 export function machine() {

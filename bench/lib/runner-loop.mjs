@@ -112,21 +112,11 @@ export function leaseCompleteRequests(runnerToken, tracker) {
 }
 
 /**
- * No job handed out twice, and no notice lost: once the inbox's outbox is empty, every job the run
- * completed is `completed` in D1 with exactly one `job.leased` and one `job.completed` event, and
- * every submitted job has its row and its `job.queued` event.
+ * No job handed out twice (no job id in two lease responses), and no notice lost: once the inbox's
+ * outbox is empty, every job the inbox holds has the same status and attempt in D1, every job the
+ * run completed is `completed` in D1 with one `job.completed` event and one `job.leased` event per
+ * attempt, and every submitted job has its row and its `job.queued` event.
  */
-/** Completes the leases whose completion the end of a measurement cut off (at most one per connection). */
-export async function finishStragglers(product, runnerToken, tracker) {
-  const stragglers = [...tracker.leases].filter(([id]) => !tracker.completed.has(id));
-  for (const [jobId, leaseId] of stragglers) {
-    const res = await product.api(`/v1/runner/jobs/${jobId}/complete`, { token: runnerToken, body: { lease_id: leaseId, result: RESULT } });
-    if (res.status === 200) tracker.completed.add(jobId);
-    else tracker.completeFailures++;
-  }
-  return stragglers.length;
-}
-
 export async function verifyRun(product, tracker) {
   const deadline = Date.now() + 60_000;
   let pending;
@@ -135,9 +125,10 @@ export async function verifyRun(product, tracker) {
     if (pending === 0 || Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 250));
   }
+  const inboxRows = await product.inboxSql(`SELECT job_id, status, attempt FROM jobs WHERE job_id NOT LIKE 'job_seed%'`);
   const { DB } = await product.env();
-  const rows = (await DB.prepare(`SELECT id, status FROM jobs`).all()).results;
-  const status = new Map(rows.map((r) => [r.id, r.status]));
+  const rows = (await DB.prepare(`SELECT id, status, attempt FROM jobs`).all()).results;
+  const d1 = new Map(rows.map((r) => [r.id, r]));
   const events = (
     await DB.prepare(
       `SELECT subject, type, COUNT(*) AS n FROM events WHERE type IN ('job.queued', 'job.leased', 'job.completed') GROUP BY subject, type`,
@@ -146,22 +137,28 @@ export async function verifyRun(product, tracker) {
   const count = new Map(events.map((e) => [`${e.subject}:${e.type}`, e.n]));
 
   const twice = [...tracker.handedOut.values()].filter((n) => n > 1).length;
-  const notCompletedInD1 = [...tracker.completed].filter((id) => status.get(id) !== "completed");
-  const badTrail = [...tracker.completed].filter((id) => count.get(`${id}:job.leased`) !== 1 || count.get(`${id}:job.completed`) !== 1);
-  const missingSubmit = [...tracker.submitted].filter((id) => !status.has(id) || count.get(`${id}:job.queued`) !== 1);
+  const diverged = inboxRows
+    .filter((r) => d1.get(r.job_id)?.status !== r.status || d1.get(r.job_id)?.attempt !== r.attempt)
+    .map((r) => r.job_id);
+  const badTrail = [...tracker.completed].filter((id) => {
+    const row = d1.get(id);
+    return row?.status !== "completed" || count.get(`${id}:job.completed`) !== 1 || count.get(`${id}:job.leased`) !== row.attempt;
+  });
+  const releasedAgain = [...tracker.completed].filter((id) => (d1.get(id)?.attempt ?? 1) > 1).length;
+  const missingSubmit = [...tracker.submitted].filter((id) => !d1.has(id) || count.get(`${id}:job.queued`) !== 1);
   const sample = (ids) => (ids.length ? ` (e.g. ${ids.slice(0, 3).join(", ")})` : "");
   return [
     { name: "no job handed out twice", ok: twice === 0, detail: `${tracker.handedOut.size} jobs handed out, ${twice} more than once` },
     {
       name: "every lease was completed",
       ok: tracker.completeFailures === 0 && tracker.completed.size === tracker.handedOut.size,
-      detail: `${tracker.completed.size} completed of ${tracker.handedOut.size} leased, ${tracker.completeFailures} completions refused`,
+      detail: `${tracker.completed.size} completed of ${tracker.handedOut.size} leased, ${tracker.completeFailures} completions refused; ${releasedAgain} needed a second lease (a lease answer the client never received)`,
     },
     { name: "outbox delivered", ok: pending === 0, detail: `${pending} notices still in the inbox outbox` },
     {
       name: "no notice lost",
-      ok: notCompletedInD1.length === 0 && badTrail.length === 0,
-      detail: `${notCompletedInD1.length} completed jobs not completed in D1${sample(notCompletedInD1)}, ${badTrail.length} without exactly one job.leased and one job.completed event${sample(badTrail)}`,
+      ok: diverged.length === 0 && badTrail.length === 0,
+      detail: `${inboxRows.length} inbox jobs compared with D1: ${diverged.length} differ${sample(diverged)}; ${badTrail.length} completed jobs without their completed row and one job.leased event per attempt${sample(badTrail)}`,
     },
     {
       name: "every submission recorded",

@@ -629,7 +629,9 @@ export class RunnerInbox extends DurableObject<Env> {
 
   private async deliverOutbox(): Promise<void> {
     try {
-      for (;;) {
+      // A bounded number of batches per call keeps one invocation's D1 statements well under the
+      // platform's per-invocation limit; whatever is left goes with the next call or the alarm.
+      for (let round = 0; round < OUTBOX_ROUNDS; round++) {
         const rows = this.sql
           .exec<{ seq: number; notice: string }>(`SELECT seq, notice FROM outbox ORDER BY seq LIMIT ?`, OUTBOX_BATCH)
           .toArray();
@@ -736,6 +738,7 @@ const OUTBOX_RETRY_MS = 5_000;
 /** Notices per D1 batch (each is two or three statements), and a byte bound for large results. */
 const OUTBOX_BATCH = 100;
 const OUTBOX_BATCH_BYTES = 1_000_000;
+const OUTBOX_ROUNDS = 3;
 const OWNER_CALL_BATCH = 20;
 /** How long a claimed owner call is held before another settle may try it again. */
 const OWNER_CALL_HOLD_MS = 60_000;
