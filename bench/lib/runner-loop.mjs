@@ -111,6 +111,17 @@ export function leaseCompleteRequests(runnerToken, tracker) {
   ];
 }
 
+/** Completes the leases whose completion the end of a measurement cut off (at most one per connection). */
+export async function finishStragglers(product, runnerToken, tracker) {
+  const stragglers = [...tracker.leases].filter(([id]) => !tracker.completed.has(id));
+  for (const [jobId, leaseId] of stragglers) {
+    const res = await product.api(`/v1/runner/jobs/${jobId}/complete`, { token: runnerToken, body: { lease_id: leaseId, result: RESULT } });
+    if (res.status === 200) tracker.completed.add(jobId);
+    else tracker.completeFailures++;
+  }
+  return stragglers.length;
+}
+
 /**
  * No job handed out twice (no job id in two lease responses), and no notice lost: once the inbox's
  * outbox is empty, every job the inbox holds has the same status and attempt in D1, every job the
