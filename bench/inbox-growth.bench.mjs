@@ -1,11 +1,13 @@
 // Inbox growth (issue 6, item 4): lease + complete with 0, 10k and 100k finished jobs kept in the
 // RunnerInbox, each against "DO RPC + D1 insert". Pruning (runner.retain_finished_hours) bounds the
 // count in practice; this shows that what is kept does not slow leasing down.
-import { drive, percentile } from "./lib/load.mjs";
+import { percentile } from "./lib/load.mjs";
 import {
   createRunnerToken,
-  finishStragglers,
   createTracker,
+  dryQueueCheck,
+  finishStragglers,
+  jobsFor,
   leaseCompleteRequests,
   queuedInInbox,
   topUp,
@@ -45,43 +47,32 @@ export default {
     const { product, options, log } = ctx;
     const tracker = createTracker();
     const runnerToken = await createRunnerToken(product, "bench-growth");
-    const base = await ctx.baselineRoute("doRpcD1Insert");
+    const estimate = await ctx.baselineRoute("doRpcD1Insert", { duration: 2 });
     const rows = [];
     let seeded = 0;
-    let emptyLeases = 0;
     for (const level of LEVELS) {
       log(`${level} finished jobs`);
       await seedFinished(product, seeded, level);
       seeded = level;
-      const needed = Math.ceil((base.rate / 2) * options.duration * 1.5) + 50;
-      await topUp(product, tracker, needed - (await queuedInInbox(product)), options.connections);
+      await topUp(product, tracker, jobsFor(estimate.rate, options.duration) - (await queuedInInbox(product)), options.connections);
       await waitForInbox(product, tracker);
       const [{ n: finished }] = await product.inboxSql(`SELECT COUNT(*) AS n FROM jobs WHERE finished_at IS NOT NULL`);
       tracker.leaseLatency.length = 0;
-      const before = tracker.emptyLeases;
-      const stats = await drive({
-        url: product.url,
-        connections: options.connections,
-        duration: options.duration,
-        requests: leaseCompleteRequests(runnerToken, tracker),
-      });
-      emptyLeases += tracker.emptyLeases - before;
+      const measured = await ctx.compare("doRpcD1Insert", { url: product.url, requests: leaseCompleteRequests(runnerToken, tracker) });
       rows.push({
         path: `lease + complete, ${finished} finished jobs in the inbox`,
-        product: stats,
-        baseline: base,
+        ...measured,
         extra: { "lease p50 / p99 ms": `${percentile(tracker.leaseLatency, 50)} / ${percentile(tracker.leaseLatency, 99)}` },
       });
     }
     await finishStragglers(product, runnerToken, tracker);
     const checks = await verifyRun(product, tracker);
-    checks.push({ name: "the queue never ran dry", ok: emptyLeases === 0, detail: `${emptyLeases} leases found nothing` });
-    const p50s = rows.map((r) => r.product.p50_ms);
+    checks.push(dryQueueCheck(tracker, options.smoke));
     return {
       rows,
       checks,
       notes: [
-        `request p50 from the smallest to the largest inbox: ${p50s.join(" → ")} ms (the baseline is measured once, before the first level)`,
+        `lease p50 from the smallest to the largest inbox: ${rows.map((r) => r.extra["lease p50 / p99 ms"].split(" / ")[0]).join(" → ")} ms; ratio to the baseline: ${rows.map((r) => r.ratio ?? (r.product.rate / r.baseline.rate).toFixed(2)).join(" → ")}`,
       ],
     };
   },

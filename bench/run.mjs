@@ -5,7 +5,7 @@
 // benchmark fails CI. Options: --duration <s> (default 10), --connections <n> (default 8).
 import { parseArgs } from "node:util";
 import { BENCHMARKS } from "./benchmarks.mjs";
-import { BASELINES, driveBaseline } from "./lib/baseline.mjs";
+import { BASELINES, compare, driveBaseline } from "./lib/baseline.mjs";
 import { commit, machine, readmeBlock, table, updateReadme, withRatios, writeResults } from "./lib/report.mjs";
 import { startServers } from "./lib/servers.mjs";
 
@@ -38,11 +38,15 @@ try {
       ...servers,
       options,
       log,
-      baselineRoute: (key, connections = options.connections) =>
-        driveBaseline(servers.baseline.url, BASELINES[key], { connections, duration: options.duration }).then((stats) => ({
+      /** One baseline route alone (e.g. to size a run before the measured comparison). */
+      baselineRoute: (key, { connections = options.connections, duration = options.duration } = {}) =>
+        driveBaseline(servers.baseline.url, BASELINES[key], { connections, duration }).then((stats) => ({
           label: BASELINES[key].label,
           ...stats,
         })),
+      /** A product path against a baseline route, in alternating slices adding up to the duration. */
+      compare: (key, product, connections = options.connections) =>
+        compare(servers.baseline.url, BASELINES[key], product, { connections, duration: options.duration, rounds: options.smoke ? 1 : 4 }),
     };
     const outcome = await bench.run(ctx);
     const rows = withRatios(outcome.rows);

@@ -1,5 +1,5 @@
 // The baseline Worker's routes (bench/baseline/src/index.ts): each does one platform thing.
-import { drive, warm } from "./load.mjs";
+import { drive, driveRaw, summarize, warm } from "./load.mjs";
 
 export const BASELINES = {
   nothing: { method: "GET", path: "/nothing", label: "nothing" },
@@ -14,4 +14,27 @@ export async function driveBaseline(baselineUrl, route, { connections, duration 
   const init = { method: route.method, headers: { "content-type": "application/json" }, body: route.method === "POST" ? "{}" : undefined };
   await warm(`${baselineUrl}${route.path}`, init);
   return drive({ url: `${baselineUrl}${route.path}`, connections, duration, method: route.method, body: init.body });
+}
+
+/**
+ * Measures a product path and its baseline route in alternating slices (baseline, product, product,
+ * baseline, …) so a change in machine load during the run weighs on both alike; each side's slices
+ * are merged into one result.
+ */
+export async function compare(baselineUrl, route, product, { connections, duration, rounds }) {
+  const baseInit = {
+    method: route.method,
+    headers: { "content-type": "application/json" },
+    body: route.method === "POST" ? "{}" : undefined,
+  };
+  await warm(`${baselineUrl}${route.path}`, baseInit);
+  const slice = duration / rounds;
+  const baseOpts = { url: `${baselineUrl}${route.path}`, connections, duration: slice, method: route.method, body: baseInit.body };
+  const prodOpts = { ...product, connections, duration: slice };
+  const raw = { base: [], prod: [] };
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? ["base", "prod"] : ["prod", "base"];
+    for (const side of order) raw[side].push(await driveRaw(side === "base" ? baseOpts : prodOpts));
+  }
+  return { product: summarize(raw.prod, prodOpts), baseline: { label: route.label, ...summarize(raw.base, baseOpts) } };
 }

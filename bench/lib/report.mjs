@@ -26,6 +26,7 @@ export function table(rows) {
     "p50 ms",
     "p99 ms",
     "baseline p50 / p99 ms",
+    "failed (product / baseline)",
     ...extraKeys,
   ];
   const lines = rows.map((r) => [

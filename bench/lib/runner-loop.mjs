@@ -46,6 +46,22 @@ export async function topUp(product, tracker, amount, connections) {
   await drive({ url: product.url, connections: Math.min(connections, amount), amount, requests: submitRequests(tracker) });
 }
 
+/**
+ * Jobs a lease + complete run of `durationS` may use, sized from a baseline rate measured just before:
+ * one job per two requests, with a 3× margin because the machine's load moves between the two.
+ */
+export function jobsFor(requestRate, durationS) {
+  return Math.ceil((requestRate / 2) * durationS * 3) + 50;
+}
+
+/**
+ * A run whose queue ran dry measured some cheap empty leases: a failed check in a full run; in a
+ * smoke run (2 s, sized from a 2 s estimate) only a note, since it says nothing about the code.
+ */
+export function dryQueueCheck(tracker, smoke) {
+  return { name: "the queue never ran dry", ok: smoke || tracker.emptyLeases === 0, detail: `${tracker.emptyLeases} leases found nothing` };
+}
+
 /** Waits until the dispatch queue has put every submitted job into the inbox. */
 export async function waitForInbox(product, tracker, timeoutMs = 180_000) {
   const deadline = Date.now() + timeoutMs;
