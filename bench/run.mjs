@@ -69,7 +69,7 @@ try {
     if (outcome.checks.some((c) => !c.ok)) failed = true;
     if (!options.smoke) {
       writeResults(bench.name, record);
-      updateReadme(bench.name, readmeBlock(record, command));
+      await updateReadme(bench.name, readmeBlock(record, command));
     }
   }
 } finally {

@@ -2,6 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
+import * as prettier from "prettier";
 import { ROOT } from "./servers.mjs";
 import { round } from "./load.mjs";
 
@@ -57,10 +58,15 @@ export function machine() {
   return { cpus: os.cpus().length, loadavg_1m: round(os.loadavg()[0], 2), node: process.version };
 }
 
+/** The commit measured; `+uncommitted` when src/ or the benchmarks differ from it (a run's own outputs aside). */
 export function commit() {
   try {
     const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--", "src", "bench"], { cwd: ROOT, encoding: "utf8" }).trim() !== "";
+    const dirty =
+      execFileSync("git", ["status", "--porcelain", "--", "src", "bench", ":!bench/README.md", ":!bench/results"], {
+        cwd: ROOT,
+        encoding: "utf8",
+      }).trim() !== "";
     return dirty ? `${sha}+uncommitted` : sha;
   } catch {
     return "unknown";
@@ -73,7 +79,7 @@ export function writeResults(name, record) {
 }
 
 /** Replaces (or appends) the block between this benchmark's markers in bench/README.md. */
-export function updateReadme(name, markdown) {
+export async function updateReadme(name, markdown) {
   const file = `${ROOT}/bench/README.md`;
   const text = readFileSync(file, "utf8");
   const start = `<!-- bench:${name}:start -->`;
@@ -82,7 +88,9 @@ export function updateReadme(name, markdown) {
   const from = text.indexOf(start);
   const to = text.indexOf(end);
   const next = from >= 0 && to > from ? text.slice(0, from) + block + text.slice(to + end.length) : `${text.trimEnd()}\n\n${block}\n`;
-  writeFileSync(file, next);
+  // Formatted like every other file, so `npm run format:check` stays quiet after a run.
+  const options = (await prettier.resolveConfig(file)) ?? {};
+  writeFileSync(file, await prettier.format(next, { ...options, filepath: file }));
 }
 
 export function readmeBlock(record, command) {
