@@ -68,7 +68,7 @@ try {
     for (const note of record.notes) console.log(`note: ${note}`);
     if (outcome.checks.some((c) => !c.ok)) failed = true;
     if (!options.smoke) {
-      writeResults(bench.name, record);
+      await writeResults(bench.name, record);
       await updateReadme(bench.name, readmeBlock(record, command));
     }
   }

@@ -73,9 +73,11 @@ export function commit() {
   }
 }
 
-export function writeResults(name, record) {
+export async function writeResults(name, record) {
   mkdirSync(`${ROOT}/bench/results`, { recursive: true });
-  writeFileSync(`${ROOT}/bench/results/${name}.json`, `${JSON.stringify(record, null, 2)}\n`);
+  const file = `${ROOT}/bench/results/${name}.json`;
+  const options = (await prettier.resolveConfig(file)) ?? {};
+  writeFileSync(file, await prettier.format(JSON.stringify(record), { ...options, filepath: file }));
 }
 
 /** Replaces (or appends) the block between this benchmark's markers in bench/README.md. */
