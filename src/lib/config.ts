@@ -25,6 +25,23 @@ export async function readSection<S extends ZodObject>(db: Db, section: ConfigSe
   return (parsed.success ? parsed.data : section.schema.parse({})) as z.infer<S>;
 }
 
+/**
+ * How long this isolate keeps a section read through `readSectionCached`: a change made through
+ * another isolate is seen within this time, one made through this isolate at once.
+ */
+export const CONFIG_CACHE_MS = 2_000;
+const sectionCache = new Map<string, { value: unknown; until: number }>();
+
+/** `readSection` through a short per-isolate cache, for hot paths (every runner lease). */
+export async function readSectionCached<S extends ZodObject>(db: Db, section: ConfigSection<S>): Promise<z.infer<S>> {
+  const now = Date.now();
+  const hit = sectionCache.get(section.name);
+  if (hit && hit.until > now) return hit.value as z.infer<S>;
+  const value = await readSection(db, section);
+  sectionCache.set(section.name, { value, until: now + CONFIG_CACHE_MS });
+  return value;
+}
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
@@ -74,5 +91,6 @@ export async function writeSection<S extends ZodObject>(
       now,
     ),
   ]);
+  sectionCache.set(section.name, { value: parsed.data, until: Date.now() + CONFIG_CACHE_MS });
   return parsed.data as z.infer<S>;
 }

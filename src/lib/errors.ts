@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   "not_eligible",
   "wrong_phase",
   "stale_lease",
+  "result_conflict",
   "unavailable",
   "internal_error",
 ] as const;
@@ -38,6 +39,7 @@ const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
   not_eligible: 403,
   wrong_phase: 409,
   stale_lease: 409,
+  result_conflict: 409,
   unavailable: 503,
   internal_error: 500,
 };
@@ -58,6 +60,7 @@ const titles: Record<ErrorCode, string> = {
   not_eligible: "Not eligible",
   wrong_phase: "Wrong phase",
   stale_lease: "Stale lease",
+  result_conflict: "Result conflict",
   unavailable: "Service unavailable",
   internal_error: "Internal error",
 };
