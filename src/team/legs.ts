@@ -91,7 +91,7 @@ export async function storePacket(
       })
       .returning({ slot: teamPackets.slot });
   } catch (err) {
-    if (String((err as Error)?.message ?? err).includes("team_packets_slot_range")) {
+    if (causeChainText(err).includes("team_packets_slot_range")) {
       throw new AppError("conflict", `leg ${legName(leg.from, leg.to)} of round ${leg.roundNo} already holds ${MAX_SLOT + 1} packets`);
     }
     throw err;
@@ -99,6 +99,13 @@ export async function storePacket(
   const [row] = rows;
   if (!row) throw new AppError("conflict", `packet_id '${packet.packet_id}' is already used on this leg by another member`);
   return { slot: row.slot, path: slotPath(leg, row.slot) };
+}
+
+/** Drizzle wraps the D1 error; the constraint's name is in a cause further down. */
+export function causeChainText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) parts.push(String((e as Error).message ?? e));
+  return parts.join(" | ");
 }
 
 export interface StoredPacketRow {
