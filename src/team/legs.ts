@@ -104,7 +104,8 @@ export async function storePacket(
 /** Drizzle wraps the D1 error; the constraint's name is in a cause further down. */
 export function causeChainText(err: unknown): string {
   const parts: string[] = [];
-  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) parts.push(String((e as Error).message ?? e));
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++)
+    parts.push(String((e as Error).message ?? e));
   return parts.join(" | ");
 }
 
