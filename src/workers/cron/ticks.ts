@@ -1,9 +1,10 @@
 import type { Env } from "../../env";
+import { teamTick } from "../../team/round-handler";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
 
 /** Every tick name of the API; features register theirs below as they land. */
-export const TICK_NAMES = ["council", "topology", "approvals", "leases", "evolution", "projects"] as const;
+export const TICK_NAMES = ["council", "topology", "approvals", "leases", "evolution", "projects", "team"] as const;
 export type TickName = (typeof TICK_NAMES)[number];
 
 export interface Tick {
@@ -13,6 +14,7 @@ export interface Tick {
 
 export const TICKS: Partial<Record<TickName, Tick>> = {
   leases: { cron: CRONS.everyMinute, run: leasesTick },
+  team: { cron: CRONS.everyMinute, run: teamTick },
 };
 
 export function ticksFor(cron: string): [TickName, Tick][] {
