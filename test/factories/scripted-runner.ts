@@ -18,16 +18,26 @@ const TEAM_RUNTIMES = ["claude", "codex", "antigravity", "grok"];
  * dispatch queue and the RunnerInbox) and completes or fails them like a local-runner would, so a
  * round runs end to end through the Worker with test-chosen member behaviour.
  */
-export async function leaseStages(runnerToken: string, want: number, timeoutMs = 25_000): Promise<LeasedStage[]> {
+export async function leaseStages(
+  runnerToken: string,
+  want: number,
+  opts: { taskId?: string; timeoutMs?: number } = {},
+): Promise<LeasedStage[]> {
   const got: LeasedStage[] = [];
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + (opts.timeoutMs ?? 25_000);
   while (got.length < want && Date.now() < deadline) {
     const res = await call("/v1/runner/lease", {
       token: runnerToken,
       body: { capacity: want - got.length, wait_ms: 2_000, runtimes: TEAM_RUNTIMES },
     });
     expect(res.status).toBe(200);
-    got.push(...res.body.jobs);
+    for (const job of res.body.jobs as LeasedStage[]) {
+      // Stage jobs of rounds an earlier test ended still sit in the shared inbox (it has no job
+      // cancellation): a runner would run them once, uselessly; this one fails them at once.
+      if (opts.taskId && job.payload.task_id !== opts.taskId)
+        await failStage(runnerToken, job, "cli_error", "stale job of another test's round");
+      else got.push(job);
+    }
   }
   return got;
 }

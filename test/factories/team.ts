@@ -36,3 +36,14 @@ export async function eventsOf(type: string, subject?: string) {
   const q = new URLSearchParams({ type, limit: "500", ...(subject ? { subject } : {}) });
   return (await call(`/v1/events?${q}`)).body.events as { type: string; subject: string; payload: Record<string, any> }[];
 }
+
+/**
+ * Stores the team's fields of the `dispatch` section (owned by the dispatch feature, not in this
+ * branch), through the same writeSection a PUT /v1/config/dispatch will use.
+ */
+export async function putTeamDispatchLimits(value: Record<string, unknown>) {
+  const { z } = await import("zod");
+  const { defineConfigSection, writeSection } = await import("../../src/lib/config");
+  const { TEAM_DISPATCH_FIELDS } = await import("../../src/team/limits");
+  await writeSection(db(), defineConfigSection("dispatch", z.object(TEAM_DISPATCH_FIELDS)), value, "test", new Date());
+}

@@ -99,19 +99,19 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     const { state } = await startTeamRound(env, taskId, new Date());
     expect(state).toMatchObject({ phase: "planning", plan: { executors: 2, repair: true }, degrade_steps: [] });
 
-    const [plan] = await leaseStages(runner.token, 1);
+    const [plan] = await leaseStages(runner.token, 1, { taskId });
     expect(plan!.kind).toBe("team_stage");
     expect(plan!.payload.input.prompt).toContain("notes/a.md exists");
     await runPlanner(runner.token, plan!, ["a", "b"]);
 
-    const executors = await leaseStages(runner.token, 2);
+    const executors = await leaseStages(runner.token, 2, { taskId });
     expect(executors.map((j) => j.payload.input.packet_ids).sort()).toEqual([["a"], ["b"]]);
     expect(executors[0]!.payload.input.prompt).toContain("## Constraints");
     // Executors do get their subtask packets (the planner's words); the verifier below must not.
     expect(executors[0]!.payload.input.prompt).toContain("Planner musing");
     await Promise.all(executors.map((j) => runExecutor(runner.token, j)));
 
-    const [verify] = await leaseStages(runner.token, 1);
+    const [verify] = await leaseStages(runner.token, 1, { taskId });
     expect(verify!.payload).toMatchObject({
       role: "verifier",
       runtime: "antigravity",
@@ -175,9 +175,9 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     const taskId = await teamTask({ ...SEED_TEAM, executor_fanout: 1 });
     const runner = await createRunner("scripted-2");
     await startTeamRound(env, taskId, new Date());
-    await runPlanner(runner.token, (await leaseStages(runner.token, 1))[0]!, ["a"]);
-    await runExecutor(runner.token, (await leaseStages(runner.token, 1))[0]!);
-    const [verify] = await leaseStages(runner.token, 1);
+    await runPlanner(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, ["a"]);
+    await runExecutor(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!);
+    const [verify] = await leaseStages(runner.token, 1, { taskId });
     const gap = await handoff(
       verify!.payload.member_token,
       packet(taskId, 1, "verifier", "executor", {
@@ -189,7 +189,7 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     expect(gap.status).toBe(201);
     await completeStage(runner.token, verify!, { verdict: "FAIL", reasons: ["notes/b.md missing"] });
 
-    const [repair] = await leaseStages(runner.token, 1);
+    const [repair] = await leaseStages(runner.token, 1, { taskId });
     expect(repair!.payload).toMatchObject({ role: "executor", stage: "repair", runtime: "codex" });
     expect(repair!.payload.input.packet_ids).toEqual(["a", "gap-b"]);
     expect(repair!.payload.input.prompt).toContain("notes/b.md missing");
@@ -204,13 +204,13 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     const taskId = await teamTask({ ...SEED_TEAM, executor_fanout: 1 });
     const runner = await createRunner("scripted-3");
     await startTeamRound(env, taskId, new Date());
-    await runPlanner(runner.token, (await leaseStages(runner.token, 1))[0]!, ["a"]);
-    const [exec] = await leaseStages(runner.token, 1);
+    await runPlanner(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, ["a"]);
+    const [exec] = await leaseStages(runner.token, 1, { taskId });
     await failStage(runner.token, exec!, "not_logged_in", "codex: not logged in");
 
     const view = await waitForTeamTask(taskId, (v) => lastRound(v).phase === "needs_human");
     expect(lastRound(view).outcome).toMatchObject({ reason: "team_stage_failed" });
-    expect(await leaseStages(runner.token, 1, 2_500)).toEqual([]);
+    expect(await leaseStages(runner.token, 1, { taskId, timeoutMs: 2_500 })).toEqual([]);
     const [failedEvent] = await eventsOf("team_stage_failed", taskId);
     expect(failedEvent!.payload).toMatchObject({ role: "executor", runtime: "codex", model: "gpt-5.5", error: { code: "not_logged_in" } });
     const turn = (await call(`/v1/tasks/${taskId}/roles`)).body.role_turns.find((r: any) => r.role === "executor");
@@ -221,7 +221,7 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     const taskId = await teamTask();
     const runner = await createRunner("scripted-4");
     await startTeamRound(env, taskId, new Date());
-    const [plan] = await leaseStages(runner.token, 1);
+    const [plan] = await leaseStages(runner.token, 1, { taskId });
     await completeStage(runner.token, plan!, { text: "I think we should just do it all at once." });
     const view = await waitForTeamTask(taskId, (v) => lastRound(v).phase === "needs_human");
     expect(lastRound(view).outcome).toMatchObject({ reason: "planner_no_packets", pause_class: "no_progress" });
@@ -231,15 +231,15 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     const taskId = await teamTask({ ...SEED_TEAM, executor_fanout: 1 });
     const runner = await createRunner("scripted-5");
     await startTeamRound(env, taskId, new Date());
-    await runPlanner(runner.token, (await leaseStages(runner.token, 1))[0]!, ["a"]);
-    const [exec] = await leaseStages(runner.token, 1);
+    await runPlanner(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, ["a"]);
+    const [exec] = await leaseStages(runner.token, 1, { taskId });
     const res = await handoff(
       exec!.payload.member_token,
       packet(taskId, 1, "executor", "verifier", { packet_id: "claims-full", fidelity: "full" }),
     );
     expect(res.status).toBe(201);
     await completeStage(runner.token, exec!, { text: "done" }); // no evidence observed at all
-    const [verify] = await leaseStages(runner.token, 1);
+    const [verify] = await leaseStages(runner.token, 1, { taskId });
     expect(verify!.payload.input.prompt).toContain("tool activity window unknown");
     const [audit] = await eventsOf("team_packet_fidelity_corrected", taskId);
     expect(audit!.payload).toMatchObject({ packet_id: "claims-full", claimed: "full", observed: "none" });
