@@ -64,6 +64,7 @@ export function classifyFailure(code: string | undefined): { failure_edge: Failu
     case "budget_exhausted":
       return { failure_edge: "budget", fault_side: "platform" };
     case "dispatch_failed":
+    case "invalid_stage_request":
     case "no_runner":
       return { failure_edge: "dispatch", fault_side: "platform" };
     case "lease_expired":

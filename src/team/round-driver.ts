@@ -32,7 +32,7 @@ import { newProtectedMarker } from "./render";
 import { findRound, insertRound, listRounds, mutateRound, stateOf } from "./round-store";
 import { findTeamSpec, type FrozenGoal } from "./spec-store";
 import { executePrompt, planPrompt, repairPrompt, verifyPrompt, type StageContext } from "./stage-input";
-import { teamStageResult, type TeamStagePayload, type TeamStageResult } from "./stage-job";
+import { teamStagePayload, teamStageResult, type TeamStagePayload, type TeamStageResult } from "./stage-job";
 import type { TeamRole } from "./settings";
 import { recheckFrozenSpec, type TeamSpec } from "./validate";
 
@@ -217,6 +217,52 @@ async function stagePrompt(db: Db, state: RoundState, stage: StageRecord, ctx: S
   }
 }
 
+/** The stage's job payload without its member token, or null when it would not be valid. */
+async function stageRequest(
+  db: Db,
+  state: RoundState,
+  stage: StageRecord,
+  ctx: RoundContext,
+  now: Date,
+): Promise<Omit<TeamStagePayload, "member_token" | "member_token_expires_at"> | null> {
+  const role = ctx.spec.roles[stage.role];
+  const marker = newProtectedMarker();
+  let prompt: string;
+  try {
+    prompt = await stagePrompt(db, state, stage, { task_id: state.task_id, round_no: state.round_no, goal: ctx.goal, marker }, now);
+  } catch (err) {
+    console.error(`team: stage ${stage.stage_id} prompt could not be built`, err);
+    return null;
+  }
+  const effort = effortForRuntime(role.runtime, role.effort);
+  const draft = {
+    runtime: role.runtime,
+    model: role.model,
+    ...(effort ? { effort: effort.level, effort_argv: effort.argv } : {}),
+    role: stage.role,
+    stage: stage.kind,
+    task_id: state.task_id,
+    round_id: state.round_id,
+    round: state.round_no,
+    stage_id: stage.stage_id,
+    employee_id: ctx.employeeId,
+    input: {
+      prompt,
+      protected_marker: marker,
+      packet_ids: stage.inputs,
+      ...(stage.kind === "verify" ? { output_schema: "verdict" as const } : {}),
+    },
+    timeout_ms: STAGE_TIMEOUT_MS,
+  };
+  // A token of the real shape stands in for the one minted after admission.
+  const check = teamStagePayload.safeParse({
+    ...draft,
+    member_token: `mbr_${"0".repeat(16)}.${"0".repeat(64)}`,
+    member_token_expires_at: new Date().toISOString(),
+  });
+  return check.success ? draft : null;
+}
+
 /**
  * Launches one stage, once: admission (queue when scaffolds are full), the spawn charge, the member
  * token and the runner job land together with the stage's `dispatched` mark, then the job goes to the
@@ -231,6 +277,20 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
   if (!stage || TERMINAL_PHASES.has(state.phase) || (stage.status !== "pending" && stage.status !== "waiting_admission")) return;
   const ctx = await loadContext(db, state.task_id);
   const role = ctx.spec.roles[stage.role];
+
+  // The request is checked whole before it may wait for a slot or spend a spawn: an invalid one is
+  // refused, never queued (retrying could not make it valid).
+  const draft = await stageRequest(db, state, stage, ctx, now);
+  if (!draft) {
+    await endStage(
+      env,
+      roundId,
+      stageId,
+      { status: "failed", error: { code: "invalid_stage_request", message: "the stage's job would not be a valid team_stage payload" } },
+      now,
+    );
+    return;
+  }
 
   const window = roleTeamWindow(env);
   if (window) {
@@ -296,8 +356,6 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
     return;
   }
 
-  const marker = newProtectedMarker();
-  const prompt = await stagePrompt(db, state, stage, { task_id: state.task_id, round_no: state.round_no, goal: ctx.goal, marker }, now);
   const expiresAt = new Date(now.getTime() + TOKEN_TTL_MS);
   const token = await mintMemberToken(
     db,
@@ -305,28 +363,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
     expiresAt,
     now,
   );
-  const effort = effortForRuntime(role.runtime, role.effort);
-  const payload: TeamStagePayload = {
-    runtime: role.runtime,
-    model: role.model,
-    ...(effort ? { effort: effort.level, effort_argv: effort.argv } : {}),
-    role: stage.role,
-    stage: stage.kind,
-    task_id: state.task_id,
-    round_id: roundId,
-    round: state.round_no,
-    stage_id: stageId,
-    employee_id: ctx.employeeId,
-    member_token: token.token,
-    member_token_expires_at: expiresAt.toISOString(),
-    input: {
-      prompt,
-      protected_marker: marker,
-      packet_ids: stage.inputs,
-      ...(stage.kind === "verify" ? { output_schema: "verdict" as const } : {}),
-    },
-    timeout_ms: STAGE_TIMEOUT_MS,
-  };
+  const payload: TeamStagePayload = { ...draft, member_token: token.token, member_token_expires_at: expiresAt.toISOString() };
   const prepared = prepareJob(db, { kind: "team_stage", payload, owner: { kind: "team_round", id: roundId } }, now, undefined, {
     // The D1 row never keeps the member token; the runner inbox holds it until the job ends.
     rowPayload: { ...payload, member_token: "[redacted]" },
