@@ -23,7 +23,7 @@ import {
 } from "./composer";
 import { effortForRuntime } from "./effort";
 import { classifyFailure, configFingerprintHard, evidenceGrade, appendRoleTurn, sumUsageLegs } from "./ledger";
-import { loadLeg, rewritePacket, type LegRef } from "./legs";
+import { causeChainText, loadLeg, rewritePacket, type LegRef } from "./legs";
 import { readTeamLimits, type TeamLimits } from "./limits";
 import { mintMemberToken, revokeRoundMemberTokens } from "./member-token";
 import type { TaskPacket } from "./packet";
@@ -122,7 +122,7 @@ export async function startTeamRound(env: Env, taskId: string, now: Date): Promi
       stages: [],
       outcome: { status: "failed", reason: check.reason, detail: check.message },
     };
-    await db.batch([
+    await createRound(db, taskId, [
       ...insertRound(db, state, now),
       roundEvent(db, state, "team_round_failed", { reason: check.reason, role: check.role, message: check.message }, now),
     ]);
@@ -142,7 +142,7 @@ export async function startTeamRound(env: Env, taskId: string, now: Date): Promi
       stages: [],
       outcome: { status: "needs_human", reason: "budget_exhausted", detail: plan.detail, pause_class: "budget_exhausted" },
     };
-    await db.batch([
+    await createRound(db, taskId, [
       ...insertRound(db, state, now),
       roundEvent(
         db,
@@ -160,7 +160,7 @@ export async function startTeamRound(env: Env, taskId: string, now: Date): Promi
   }
 
   const t = beginRound({ ...base, plan: plan.plan, degrade_steps: plan.steps }, stageIds);
-  await db.batch([
+  await createRound(db, taskId, [
     ...insertRound(db, t.state, now),
     roundEvent(db, t.state, "team_round_started", { mode, plan: plan.plan, cost: plan.cost, degrade_steps: plan.steps }, now),
     ...(plan.steps.length
@@ -169,6 +169,17 @@ export async function startTeamRound(env: Env, taskId: string, now: Date): Promi
   ]);
   await launchStages(env, roundId, t.launch, now);
   return { state: (await findRound(db, roundId).then((r) => r && stateOf(r))) ?? t.state };
+}
+
+/** Creates a round; a concurrent start of the same round number loses on the unique key, as a 409. */
+async function createRound(db: Db, taskId: string, statements: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]) {
+  try {
+    await db.batch(statements);
+  } catch (err) {
+    if (causeChainText(err).includes("UNIQUE constraint failed: team_rounds."))
+      throw new AppError("conflict", `task ${taskId} started that round concurrently`);
+    throw err;
+  }
 }
 
 async function launchStages(env: Env, roundId: string, stageIds: readonly string[], now: Date) {

@@ -89,7 +89,7 @@ export async function mutateRound<T>(
       ]);
       return { state: out.state, result: out.result };
     } catch (err) {
-      if (causeChainText(err).includes("team_round_versions")) continue;
+      if (causeChainText(err).includes("UNIQUE constraint failed: team_round_versions.")) continue;
       throw err;
     }
   }

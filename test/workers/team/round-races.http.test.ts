@@ -72,6 +72,7 @@ describe("rounds under concurrency", () => {
     const taskId = await teamTask();
     const results = await Promise.allSettled([startTeamRound(env, taskId, new Date()), startTeamRound(env, taskId, new Date())]);
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    expect(results.find((r) => r.status === "rejected")).toMatchObject({ reason: { code: "conflict" } });
     const view = (await call(`/v1/team/tasks/${taskId}`)).body;
     expect(view.rounds).toHaveLength(1);
     expect(view.budget.rounds).toHaveLength(1);
