@@ -591,6 +591,24 @@ async function finishRound(env: Env, state: RoundState, ctx: RoundContext, now: 
   await launchPromoted(env, out.promoted, now);
 }
 
+/**
+ * Re-runs the end-of-round release for rounds that ended but still hold scaffold tickets (the
+ * process stopped between the round's last write and its release). Idempotent.
+ */
+export async function releaseEndedRounds(env: Env, now: Date): Promise<number> {
+  const db = getDb(env.DB);
+  const status = await getTeamAdmission(env).status();
+  const roundIds = [...new Set([...status.active, ...status.queued].map((t) => t.round_id))];
+  let released = 0;
+  for (const roundId of roundIds) {
+    const row = await findRound(db, roundId);
+    if (!row || !TERMINAL_PHASES.has(row.phase as RoundState["phase"])) continue;
+    await finishRound(env, stateOf(row), await loadContext(db, row.taskId), now);
+    released++;
+  }
+  return released;
+}
+
 /** Ends a live round from outside its stages (an operator's stop, a failed re-check between rounds). */
 export async function abortTeamRound(env: Env, roundId: string, outcome: NonNullable<RoundState["outcome"]>, now: Date) {
   const db = getDb(env.DB);

@@ -6,7 +6,7 @@ import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 // Types only: owner-handlers imports this module, so a value import back would be a cycle.
 import type { JobEnd } from "../jobs/owner-handlers";
-import { endStage, launchStage, type StageOutcome } from "./round-driver";
+import { endStage, launchStage, releaseEndedRounds, type StageOutcome } from "./round-driver";
 import { readTeamLimits } from "./limits";
 import { activeRounds, findRound, stateOf } from "./round-store";
 import { teamStageResult } from "./stage-job";
@@ -41,7 +41,7 @@ export async function onTeamStageJobEnd(env: Env, end: JobEnd): Promise<void> {
  * The `team` tick, the honest fallback when a prompt path was missed: spawns whose admission wait
  * ran out fail their stage; stage jobs that ended without their owner call being applied are
  * applied from the job row; stages left pending (a rate window, a crash between commit and launch)
- * are launched again.
+ * are launched again; rounds that ended but still hold scaffold tickets release them.
  */
 export async function teamTick(env: Env, now: Date): Promise<Record<string, unknown>> {
   const db = getDb(env.DB);
@@ -96,10 +96,12 @@ export async function teamTick(env: Env, now: Date): Promise<Record<string, unkn
       relaunched++;
     }
   }
+  const endedReleased = await releaseEndedRounds(env, now);
   return {
     active_rounds: rounds.length,
     admission_expired: expired.expired.length,
     stage_ends_applied: applied,
     stages_relaunched: relaunched,
+    ended_rounds_released: endedReleased,
   };
 }

@@ -99,6 +99,21 @@ describe("the team tick", () => {
     expect(round.stages.filter((s: any) => s.kind === "execute")).toHaveLength(1);
   });
 
+  it("releases the scaffold slot and the budget hold of a round that ended without releasing them", async () => {
+    const taskId = await teamTask();
+    const { state } = await startTeamRound(env, taskId, new Date());
+    expect((await getTeamAdmission(env).status()).active.map((t) => t.round_id)).toContain(state.round_id);
+    // The round's terminal write landed, then the process stopped before its release.
+    await env.DB.prepare(`UPDATE team_rounds SET phase = 'needs_human', state = json_set(state, '$.phase', 'needs_human') WHERE id = ?`)
+      .bind(state.round_id)
+      .run();
+    const summary = await teamTick(env, new Date());
+    expect(summary.ended_rounds_released).toBeGreaterThanOrEqual(1);
+    const status = await getTeamAdmission(env).status();
+    expect([...status.active, ...status.queued].filter((t) => t.round_id === state.round_id)).toEqual([]);
+    expect((await call(`/v1/team/tasks/${taskId}`)).body.budget.held).toBe(0);
+  });
+
   it("runs from POST /v1/admin/ticks/team", async () => {
     const res = await call("/v1/admin/ticks/team", { method: "POST" });
     expect(res.status).toBe(200);
