@@ -1,4 +1,6 @@
 import type { RunnerInbox } from "./durable-objects/runner-inbox";
+import type { TaskBudget } from "./durable-objects/task-budget";
+import type { TeamAdmission } from "./durable-objects/team-admission";
 import type { DispatchMessage } from "./queues/dispatch-message";
 
 // Bindings declared in wrangler.toml. Declared on Cloudflare.Env so `env` from
@@ -8,6 +10,8 @@ declare global {
     interface Env {
       DB: D1Database;
       RUNNER_INBOX: DurableObjectNamespace<RunnerInbox>;
+      TASK_BUDGET: DurableObjectNamespace<TaskBudget>;
+      TEAM_ADMISSION: DurableObjectNamespace<TeamAdmission>;
       DISPATCH: Queue<DispatchMessage>;
       ENVIRONMENT: "development" | "test" | "production";
       ADMIN_TOKEN?: string;
@@ -16,7 +20,7 @@ declare global {
     // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
     interface GlobalProps {
       mainModule: typeof import("./workers/index");
-      durableNamespaces: "RunnerInbox";
+      durableNamespaces: "RunnerInbox" | "TaskBudget" | "TeamAdmission";
     }
   }
 }

@@ -12,10 +12,24 @@ import { appendEvent } from "./events";
 export interface ConfigSection<S extends ZodObject = ZodObject> {
   name: string;
   schema: S;
+  /**
+   * How GET/PUT show the stored value, when that is not the value itself: a section that must keep
+   * "unset" apart from a default (`team`) stores what was written and shows the effective values.
+   */
+  view?: (value: z.infer<S>) => Record<string, unknown>;
 }
 
-export function defineConfigSection<S extends ZodObject>(name: string, schema: S): ConfigSection<S> {
-  return { name, schema };
+export function defineConfigSection<S extends ZodObject>(
+  name: string,
+  schema: S,
+  options: { view?: (value: z.infer<S>) => Record<string, unknown> } = {},
+): ConfigSection<S> {
+  return { name, schema, ...options };
+}
+
+/** The section as clients see it (its `view`, or the value). */
+export function presentSection<S extends ZodObject>(section: ConfigSection<S>, value: z.infer<S>): Record<string, unknown> {
+  return section.view ? section.view(value) : (value as Record<string, unknown>);
 }
 
 /** The stored value re-parsed through the schema; a row that no longer parses falls back to defaults. */

@@ -7,6 +7,7 @@ import { configRoutes } from "./http/config";
 import { eventsRoutes } from "./http/events";
 import { healthRoutes } from "./http/health";
 import { runnerRoutes } from "./http/runner";
+import { costRoutes, teamRoutes, teamTaskRoutes } from "./http/team";
 import { bodyLimit } from "./middleware/body-limit";
 import { methodNotAllowed } from "./middleware/method-not-allowed";
 import { requestId } from "./middleware/request-id";
@@ -29,6 +30,9 @@ app.route("/v1/events", eventsRoutes);
 app.route("/v1/config", configRoutes);
 app.route("/v1/admin", adminRoutes);
 app.route("/v1/runner", runnerRoutes);
+app.route("/v1/team", teamRoutes);
+app.route("/v1/tasks", teamTaskRoutes);
+app.route("/v1/cost", costRoutes);
 
 app.notFound((c) => problemResponse(c, new AppError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
 

@@ -6,6 +6,8 @@ import { app } from "./app";
 import { ticksFor } from "./cron/ticks";
 
 export { RunnerInbox } from "../durable-objects/runner-inbox";
+export { TaskBudget } from "../durable-objects/task-budget";
+export { TeamAdmission } from "../durable-objects/team-admission";
 
 /** Queue names, as in wrangler.toml. */
 export const QUEUES = { dispatch: "crewplane-dispatch", dispatchDeadLetters: "crewplane-dispatch-dlq" } as const;

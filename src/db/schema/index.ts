@@ -2,3 +2,4 @@ export * from "./credentials";
 export * from "./events";
 export * from "./jobs";
 export * from "./settings";
+export * from "./team";

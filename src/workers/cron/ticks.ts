@@ -1,10 +1,11 @@
 import type { Env } from "../../env";
 import { registry } from "../../lib/registry";
+import { teamTick } from "../../team/round-handler";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
 
 /** Every tick name of the API; features register theirs below as they land. */
-export const TICK_NAMES = ["council", "topology", "approvals", "leases", "evolution", "projects"] as const;
+export const TICK_NAMES = ["council", "topology", "approvals", "leases", "evolution", "projects", "team"] as const;
 export type TickName = (typeof TICK_NAMES)[number];
 
 export interface Tick {
@@ -15,6 +16,7 @@ export interface Tick {
 /** The ticks built so far; `TICKS.get(name)` never reaches Object.prototype. */
 export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   leases: { cron: CRONS.everyMinute, run: leasesTick },
+  team: { cron: CRONS.everyMinute, run: teamTick },
 });
 
 export function ticksFor(cron: string): [TickName, Tick][] {
