@@ -2,12 +2,15 @@
 // `npm start`: the whole product on one machine. Applies D1 migrations locally, starts
 // `wrangler dev` (local D1, Durable Objects, Queues), fires the cron triggers on schedule (Miniflare
 // never does on its own), mints a runner token and starts the local-runner against the Worker.
+// The Worker is the stack: if it dies everything stops. The runner is restarted with backoff when it
+// dies, unless it exits with a fatal code (bad configuration, token rejected) or we are stopping.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { describeExit, restartDecision } from "./lib/runner-restart.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const port = Number(process.env.PORT ?? 8787);
@@ -17,6 +20,9 @@ const wrangler = join(root, "node_modules", ".bin", "wrangler");
 const stateDir = resolve(root, process.env.CREWPLANE_STATE_DIR ?? ".wrangler/state");
 const children = [];
 let stopping = false;
+/** The current runner process (replaced on each restart) and the pending restart, if any. */
+let runnerChild;
+let restartTimer;
 
 function log(msg) {
   process.stdout.write(`[crewplane] ${msg}\n`);
@@ -42,7 +48,7 @@ function run(cmd, args) {
  * `group`: the child leads its own process group and is stopped as a group. wrangler runs as a
  * wrapper, a Node CLI and workerd processes; signalling only the wrapper can orphan the rest.
  */
-function start(name, cmd, args, env, { group = false } = {}) {
+function start(name, cmd, args, env, { group = false, onExit } = {}) {
   const child = spawn(cmd, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: group });
   child.group = group;
   const prefix = (stream, out) => {
@@ -57,10 +63,12 @@ function start(name, cmd, args, env, { group = false } = {}) {
   prefix(child.stdout, process.stdout);
   prefix(child.stderr, process.stderr);
   child.on("exit", (code, signal) => {
-    if (!stopping) {
-      log(`${name} exited (${signal ?? code}); stopping everything`);
-      shutdown(1);
-    }
+    // Forget it: once reaped, its pid (and group id) may be handed to an unrelated process.
+    children.splice(children.indexOf(child), 1);
+    if (stopping) return;
+    if (onExit) return onExit(code, signal);
+    log(`${name} exited (${signal ?? code}); stopping everything`);
+    shutdown(1);
   });
   children.push(child);
   return child;
@@ -131,6 +139,7 @@ function startCron() {
 const timers = [];
 
 function signal(child, sig) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
   try {
     // A group leader is signalled with its whole group (negative pid).
     process.kill(child.group ? -child.pid : child.pid, sig);
@@ -143,8 +152,10 @@ function shutdown(code) {
   if (stopping) return;
   stopping = true;
   timers.forEach(clearTimeout);
+  clearTimeout(restartTimer);
   // The runner first, so it can hand its in-flight jobs back while the Worker is still up.
-  const [wranglerChild, runner] = children;
+  const wranglerChild = children.find((child) => child !== runnerChild);
+  const runner = runnerChild;
   const stop = (child) =>
     new Promise((r) => {
       if (!child || child.exitCode !== null || child.signalCode !== null) return r();
@@ -158,6 +169,34 @@ function shutdown(code) {
     children.forEach((child) => signal(child, "SIGKILL"));
     process.exit(code);
   }, 15_000).unref();
+}
+
+/**
+ * Starts the runner in its own process group (a terminal's Ctrl-C then reaches only us, and the
+ * runner gets exactly one SIGTERM: a second would make it exit without handing its jobs back). The
+ * token travels in the environment, never on the command line, where any user of the host could read it.
+ */
+function startRunner(env, failures = 0) {
+  const startedAt = Date.now();
+  runnerChild = start("runner", join(root, "local-runner", "bin", "crewplane-runner"), ["--url", url], env, {
+    group: true,
+    onExit(code, sig) {
+      const ranMs = Date.now() - startedAt;
+      const ran = `after ${(ranMs / 1000).toFixed(1)} s`;
+      const decision = restartDecision({ code, signal: sig, ranMs, failures });
+      if (!decision.restart) {
+        log(`runner exited with ${describeExit(code, sig)} ${ran}: ${decision.reason}; not restarting it.`);
+        log(`the Worker keeps running at ${url}; fix the cause and run npm start again (Ctrl-C stops everything).`);
+        return;
+      }
+      const delay = decision.delayMs;
+      log(`runner exited with ${describeExit(code, sig)} ${ran}; restarting it in ${delay / 1000} s (restart ${decision.failures})`);
+      restartTimer = setTimeout(() => {
+        if (!stopping) startRunner(env, decision.failures);
+      }, delay);
+    },
+  });
+  log(`runner started (pid ${runnerChild.pid})`);
 }
 
 process.on("SIGINT", () => shutdown(0));
@@ -181,15 +220,7 @@ try {
     .split(delimiter)
     .filter((p) => !resolve(p).startsWith(join(root, "node_modules")))
     .join(delimiter);
-  // Its own process group too: a terminal's Ctrl-C then reaches only us, and the runner gets exactly
-  // one SIGTERM (a second signal would make it exit without handing its jobs back).
-  start(
-    "runner",
-    join(root, "local-runner", "bin", "crewplane-runner"),
-    ["--url", url, "--token", token],
-    { ...process.env, PATH: userPath },
-    { group: true },
-  );
+  startRunner({ ...process.env, PATH: userPath, CREWPLANE_RUNNER_TOKEN: token });
 
   log("");
   log(`crewplane is running at ${url}`);

@@ -1,6 +1,8 @@
 import type { RateWindow } from "./durable-objects/rate-window";
 import type { RunnerInbox } from "./durable-objects/runner-inbox";
 import type { ApprovalDeliveryMessage } from "./queues/approval-delivery-message";
+import type { TaskBudget } from "./durable-objects/task-budget";
+import type { TeamAdmission } from "./durable-objects/team-admission";
 import type { DispatchMessage } from "./queues/dispatch-message";
 
 // Bindings declared in wrangler.toml. Declared on Cloudflare.Env so `env` from
@@ -10,6 +12,8 @@ declare global {
     interface Env {
       DB: D1Database;
       RUNNER_INBOX: DurableObjectNamespace<RunnerInbox>;
+      TASK_BUDGET: DurableObjectNamespace<TaskBudget>;
+      TEAM_ADMISSION: DurableObjectNamespace<TeamAdmission>;
       DISPATCH: Queue<DispatchMessage>;
       RATE_WINDOW: DurableObjectNamespace<RateWindow>;
       APPROVAL_DELIVERIES: Queue<ApprovalDeliveryMessage>;
@@ -24,7 +28,7 @@ declare global {
     // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
     interface GlobalProps {
       mainModule: typeof import("./workers/index");
-      durableNamespaces: "RunnerInbox" | "RateWindow";
+      durableNamespaces: "RunnerInbox" | "RateWindow" | "TaskBudget" | "TeamAdmission";
     }
   }
 }

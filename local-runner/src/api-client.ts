@@ -5,7 +5,7 @@
 import type { z } from "zod";
 import { UnauthorizedError } from "./errors.ts";
 import { leaseResponseSchema, MAX_FAILURE_MESSAGE, problemSchema } from "./protocol.ts";
-import type { JobFailure, JobResult, LeasedJob, LeaseRequest, Problem } from "./protocol.ts";
+import type { JobFailure, JobResult, LeaseRequest, LeaseResponse, Problem } from "./protocol.ts";
 
 const REQUEST_TIMEOUT_MS = 15_000;
 /** The server holds a lease request up to wait_ms; allow that plus ordinary latency. */
@@ -49,7 +49,12 @@ export function isTransient(err: unknown): boolean {
 }
 
 export interface ApiClient {
-  lease(request: LeaseRequest, signal?: AbortSignal): Promise<LeasedJob[]>;
+  lease(request: LeaseRequest, signal?: AbortSignal): Promise<LeaseResponse>;
+  /**
+   * Confirms we received a claimed job and are alive to run it. Until then the Worker treats a
+   * claim made by a waiting poll as provisional (its runner may have died while the poll was open).
+   */
+  ack(job: LeaseRef, signal?: AbortSignal): Promise<void>;
   /** Tells the Worker we abandoned a long-poll: anything it claimed for us goes back to the queue. */
   cancelPoll(pollId: string): Promise<void>;
   extend(job: LeaseRef, extendMs: number, signal?: AbortSignal): Promise<void>;
@@ -123,7 +128,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         timeoutMs: request.wait_ms + LONG_POLL_SLACK_MS,
         schema: leaseResponseSchema,
       });
-      return response?.jobs ?? [];
+      return response ?? { jobs: [] };
+    },
+    async ack(job, signal) {
+      await post(jobPath(job, "ack"), { lease_id: job.lease_id }, { signal });
     },
     async cancelPoll(pollId) {
       await post(`/v1/runner/polls/${encodeURIComponent(pollId)}/cancel`, {}, { timeoutMs: CANCEL_POLL_TIMEOUT_MS });
@@ -146,6 +154,14 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       );
     },
   };
+}
+
+/**
+ * A 404 that says the path itself is unknown (an older Worker without the endpoint), as opposed to
+ * a 404 about the job. The Worker's notFound handler answers `not_found` with "No route for …".
+ */
+export function isRouteMissing(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 404 && err.problem?.code === "not_found" && /^No route\b/.test(err.problem.detail ?? "");
 }
 
 function errorFromResponse(path: string, status: number, text: string): Error {

@@ -11,6 +11,11 @@ import { KNOWN_RUNTIMES } from "./runtimes/index.ts";
 export interface RunnerOptions {
   url: string;
   token: string;
+  /**
+   * Where the token came from. `--token` still works but is discouraged: a command line is
+   * readable by every user of the host (ps, /proc/<pid>/cmdline); the environment is not.
+   */
+  tokenSource: "env" | "flag";
   home: string;
   concurrency: number;
   /** Restricts the advertised runtimes; undefined means every runtime that is available. */
@@ -19,11 +24,13 @@ export interface RunnerOptions {
 
 export type CliCommand = { command: "help" } | { command: "run"; options: RunnerOptions };
 
-export const USAGE = `Usage: crewplane-runner --url <base> --token <runner token> [options]
+export const USAGE = `Usage: crewplane-runner --url <base> [options]
+The runner token is read from CREWPLANE_RUNNER_TOKEN.
 
 Options:
   --url <base>          Worker base URL (env CREWPLANE_URL)
-  --token <token>       runner token (env CREWPLANE_RUNNER_TOKEN)
+  --token <token>       runner token; discouraged, since other users of the host can read a
+                        command line: set CREWPLANE_RUNNER_TOKEN in the environment instead
   --home <dir>          working directory root (env CREWPLANE_HOME, default ~/.crewplane)
   --concurrency <n>     jobs run at once (env CREWPLANE_CONCURRENCY, default 2)
   --runtimes <a,b>      only offer these runtimes (known: ${KNOWN_RUNTIMES.join(", ")})
@@ -56,7 +63,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   const url = values.url ?? env.CREWPLANE_URL;
   if (!url) throw new UsageError("missing --url (or CREWPLANE_URL)");
   const token = values.token ?? env.CREWPLANE_RUNNER_TOKEN;
-  if (!token) throw new UsageError("missing --token (or CREWPLANE_RUNNER_TOKEN)");
+  if (!token) throw new UsageError("missing CREWPLANE_RUNNER_TOKEN (or --token)");
 
   const home = values.home ?? env.CREWPLANE_HOME ?? join(homedir(), ".crewplane");
   const runtimes = values.runtimes === undefined ? undefined : parseRuntimes(values.runtimes);
@@ -65,6 +72,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     options: {
       url: parseUrl(url),
       token,
+      tokenSource: values.token !== undefined ? "flag" : "env",
       home: resolve(expandTilde(home)),
       concurrency: parseConcurrency(values.concurrency ?? env.CREWPLANE_CONCURRENCY ?? "2"),
       ...(runtimes ? { runtimes } : {}),

@@ -12,6 +12,10 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return EXIT_CODES.ok;
   }
+  // Model CLIs inherit our environment and run arbitrary tools: they must not see the runner token.
+  delete process.env.CREWPLANE_RUNNER_TOKEN;
+  // Everything the runner and its CLIs create (work dirs, run records, CLI output) is owner-only.
+  process.umask(0o077);
   await runRunner(parsed.options);
   return EXIT_CODES.ok;
 }

@@ -1,10 +1,13 @@
 /**
- * The runner's main loop: lease jobs while there are free slots, run each with its lease kept
- * alive, report the outcome. On shutdown it stops leasing, kills running jobs and fails them as
+ * The runner's main loop: lease jobs while there are free slots, acknowledge each claim, run it with
+ * its lease kept alive, report the outcome, then remove its work dir (success) or mark it for the
+ * sweep (failure). On shutdown it stops leasing, kills running jobs and fails them as
  * `runner_shutdown` so the server can hand them to another runner straight away.
  */
 import { randomUUID } from "node:crypto";
-import { isTransient, StaleLeaseError } from "./api-client.ts";
+import { acknowledge } from "./ack.ts";
+import type { AckPolicy } from "./ack.ts";
+import { ApiError, isTransient, StaleLeaseError } from "./api-client.ts";
 import type { ApiClient } from "./api-client.ts";
 import { createBackoff, sleep } from "./backoff.ts";
 import { UnauthorizedError } from "./errors.ts";
@@ -12,8 +15,11 @@ import { runJob } from "./jobs/index.ts";
 import type { JobOutcome } from "./jobs/index.ts";
 import { leaseLengthMs, startLeaseKeeper } from "./lease-keeper.ts";
 import type { Logger } from "./logger.ts";
+import { withJobScope } from "./process-groups.ts";
 import type { JobFailure, LeasedJob } from "./protocol.ts";
 import type { RuntimeTable } from "./runtimes/index.ts";
+import { createWorkJanitor } from "./work-janitor.ts";
+import type { JobEnding } from "./work-janitor.ts";
 
 export interface PollLoopOptions {
   client: ApiClient;
@@ -29,6 +35,12 @@ export interface PollLoopOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** Attempts and first delay for delivering complete/fail. */
   report?: { attempts: number; initialMs: number };
+  /** Retries of the ack that confirms a claim before the job runs. */
+  ack?: AckPolicy;
+  /** How often kept work dirs are swept (the first sweep follows the first lease response). */
+  sweepIntervalMs?: number;
+  /** Wall clock for work-dir ages; injectable for tests. */
+  now?: () => number;
 }
 
 export interface PollLoop {
@@ -61,6 +73,15 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
   let stopCause = "";
   let wakeLoop: (() => void) | undefined;
   let runPromise: Promise<void> | undefined;
+  let fatal: unknown;
+  const now = options.now ?? Date.now;
+  const janitor = createWorkJanitor({
+    home: options.home,
+    logger,
+    now,
+    runningJobIds: () => running.keys(),
+    ...(options.sweepIntervalMs !== undefined ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
+  });
 
   function startJob(job: LeasedJob): void {
     const previous = running.get(job.job_id);
@@ -86,19 +107,34 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
       lease_ms: leaseMs,
       runtime: runtimeOf(job),
     });
-    const keeper = startLeaseKeeper({ client, job, leaseMs, logger, onStale: () => abortJob(entry, "stale_lease") });
-    if (stop.signal.aborted) abortJob(entry, "shutdown");
-
     entry.done = (async () => {
+      // Nothing runs before the claim is confirmed; a job arriving as shutdown begins is handed
+      // straight back by the runner_shutdown fail below instead.
+      if (!stop.signal.aborted) {
+        const decision = await acknowledge(client, job, logger, options.ack, stop.signal);
+        if (decision.kind === "fatal") {
+          logger.warn("job.dropped", { job_id: job.job_id, lease_id: job.lease_id, reason: "runner token rejected on ack" });
+          stopFatally(decision.error);
+          return;
+        }
+        if (decision.kind === "drop") {
+          logger.warn("job.dropped", { job_id: job.job_id, lease_id: job.lease_id, reason: `${decision.reason}; not running it` });
+          return;
+        }
+      }
+      const keeper = startLeaseKeeper({ client, job, leaseMs, logger, onStale: () => abortJob(entry, "stale_lease") });
+      if (stop.signal.aborted) abortJob(entry, "shutdown");
       let outcome: JobOutcome;
       try {
-        outcome = await runJob(job, {
-          runtimes,
-          home: options.home,
-          signal: entry.controller.signal,
-          ...(options.env ? { env: options.env } : {}),
-          ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
-        });
+        outcome = await withJobScope(job.job_id, () =>
+          runJob(job, {
+            runtimes,
+            home: options.home,
+            signal: entry.controller.signal,
+            ...(options.env ? { env: options.env } : {}),
+            ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+          }),
+        );
       } catch (err) {
         logger.error("job.crashed", { job_id: job.job_id, error: err });
         outcome = {
@@ -108,7 +144,10 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
       } finally {
         keeper.stop();
       }
-      await reportOutcome(entry, outcome);
+      const ending = await reportOutcome(entry, outcome);
+      // A newer lease of the same job (re-leased to us) owns the dir now; leave it alone.
+      const current = running.get(job.job_id);
+      if (!current || current === entry) await janitor.jobEnded(job.job_id, ending);
     })().finally(() => {
       if (running.get(job.job_id) === entry) running.delete(job.job_id);
       wakeLoop?.();
@@ -121,7 +160,7 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
     entry.controller.abort();
   }
 
-  async function reportOutcome(entry: RunningJob, outcome: JobOutcome): Promise<void> {
+  async function reportOutcome(entry: RunningJob, outcome: JobOutcome): Promise<JobEnding> {
     const { job } = entry;
     if (entry.stopReason === "stale_lease") {
       logger.warn("job.dropped", {
@@ -129,12 +168,20 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
         lease_id: job.lease_id,
         reason: "stale lease: the job was leased to another runner; not reporting",
       });
-      return;
+      return { succeeded: false, code: "stale_lease" };
     }
     if (outcome.kind === "completed") {
       logger.info("job.succeeded", { job_id: job.job_id, runtime: outcome.result.runtime, duration_ms: outcome.result.duration_ms });
-      await deliver(job, "complete", () => client.complete(job, outcome.result));
-      return;
+      const sent = await deliver(job, "complete", () => client.complete(job, outcome.result));
+      if (sent.ok) return { succeeded: true };
+      const refused = resultRefusal(sent.error);
+      if (!refused) return { succeeded: false, code: "report_undelivered" };
+      // The Worker will never store this result; re-running the (paid) work cannot change that,
+      // and leaving it leased would only have it run again after the lease lapses.
+      const failure: JobFailure = { code: "result_too_large", message: refused, retryable: false };
+      logger.warn("job.failed", { job_id: job.job_id, code: failure.code, retryable: false, message: failure.message });
+      await deliver(job, "fail", () => client.fail(job, failure));
+      return { succeeded: false, code: failure.code };
     }
     const failure: JobFailure =
       outcome.kind === "failed"
@@ -142,21 +189,28 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
         : { code: "runner_shutdown", message: `runner shut down (${stopCause || "stopped"}) while the job was running`, retryable: true };
     logger.warn("job.failed", { job_id: job.job_id, code: failure.code, retryable: failure.retryable, message: failure.message });
     await deliver(job, "fail", () => client.fail(job, failure));
+    return { succeeded: false, code: failure.code };
   }
 
-  async function deliver(job: LeasedJob, verb: "complete" | "fail", send: () => Promise<void>): Promise<void> {
+  async function deliver(
+    job: LeasedJob,
+    verb: "complete" | "fail",
+    send: () => Promise<void>,
+  ): Promise<{ ok: true } | { ok: false; error: unknown }> {
     const policy = stop.signal.aborted ? SHUTDOWN_REPORT : reportPolicy;
     const retry = createBackoff(policy.initialMs, 15_000);
     for (let attempt = 1; ; attempt += 1) {
       try {
         await send();
         logger.info(`job.reported`, { job_id: job.job_id, verb });
-        return;
+        return { ok: true };
       } catch (err) {
         if (err instanceof StaleLeaseError) {
           logger.warn("job.dropped", { job_id: job.job_id, verb, reason: `stale lease on ${verb}: ${err.message}` });
-          return;
+          return { ok: false, error: err };
         }
+        // A refused result is answered by the caller with a fail; no point logging it as lost.
+        if (verb === "complete" && resultRefusal(err)) return { ok: false, error: err };
         if (!isTransient(err) || attempt >= policy.attempts) {
           logger.error("job.report_undelivered", {
             job_id: job.job_id,
@@ -165,7 +219,7 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
             error: err,
             consequence: "the lease will expire and the server will lease the job again",
           });
-          return;
+          return { ok: false, error: err };
         }
         const delay = retry.next();
         logger.warn("job.report_retry", { job_id: job.job_id, verb, attempt, retry_in_ms: delay, error: err });
@@ -188,7 +242,6 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
 
   async function loop(): Promise<void> {
     const advertised = [...runtimes.keys()];
-    let fatal: unknown;
     while (!stop.signal.aborted) {
       const free = concurrency - running.size;
       if (free <= 0) {
@@ -199,7 +252,9 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
       const pollId = randomUUID();
       let jobs: LeasedJob[];
       try {
-        jobs = await client.lease({ capacity: free, wait_ms: waitMs, runtimes: advertised, poll_id: pollId }, stop.signal);
+        const response = await client.lease({ capacity: free, wait_ms: waitMs, runtimes: advertised, poll_id: pollId }, stop.signal);
+        jobs = response.jobs;
+        janitor.settings(response.settings);
         backoff.reset();
       } catch (err) {
         if (stop.signal.aborted) {
@@ -222,8 +277,7 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
             error: err.message,
             hint: "the runner token was rejected; check --token / CREWPLANE_RUNNER_TOKEN",
           });
-          fatal = err;
-          beginShutdown("unauthorized");
+          stopFatally(err);
           break;
         }
         const delay = backoff.next();
@@ -238,8 +292,14 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
       if (jobs.length === 0 && elapsed < MIN_EMPTY_POLL_MS) await sleep(MIN_EMPTY_POLL_MS - elapsed, stop.signal);
     }
     while (running.size > 0) await Promise.allSettled([...running.values()].map((entry) => entry.done));
+    await janitor.stop();
     logger.info("runner.stopped", { reason: stopCause });
     if (fatal) throw fatal;
+  }
+
+  function stopFatally(err: unknown): void {
+    fatal ??= err;
+    beginShutdown("unauthorized");
   }
 
   function beginShutdown(reason: string): void {
@@ -269,4 +329,14 @@ function runtimeOf(job: LeasedJob): string | undefined {
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The message for a result the Worker refused for its size or depth (413/422 on complete), naming
+ * the limit as the Worker's problem detail states it; undefined for any other error.
+ */
+export function resultRefusal(err: unknown): string | undefined {
+  if (!(err instanceof ApiError) || (err.status !== 413 && err.status !== 422)) return undefined;
+  const detail = err.problem?.detail ?? err.problem?.title ?? err.message;
+  return `the Worker refused the result (HTTP ${err.status}${err.problem?.code ? ` ${err.problem.code}` : ""}): ${detail}`;
 }

@@ -1,6 +1,7 @@
 /**
  * Runs one model CLI as a child process with the rules every CLI needs (reference model-clis.md):
- * stdin closed, a wall-clock timeout, and the whole process group killed — grandchildren included.
+ * stdin closed (or, with `stdinText`, written once and then closed), a wall-clock timeout, and the
+ * whole process group killed — grandchildren included.
  * Raw stdout/stderr go to files in the job's work dir; stdout is also handed over line by line.
  */
 import { spawn } from "node:child_process";
@@ -8,6 +9,7 @@ import type { ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import type { WriteStream } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
+import type { GroupRecorder } from "./process-groups.ts";
 
 export interface RunProcessOptions {
   command: string;
@@ -23,6 +25,23 @@ export interface RunProcessOptions {
   onStdoutLine?: (line: string) => void;
   /** Aborting kills the process group the same way a timeout does. */
   signal?: AbortSignal;
+  /** Where the spawned group is recorded while it lives; defaults to the one set for the runner. */
+  groups?: GroupRecorder;
+  /**
+   * Text written to the child's stdin, which is then closed (EOF). Prompts travel this way rather
+   * than in argv (argv is world-readable in /proc and size-limited). Without it stdin is /dev/null.
+   */
+  stdinText?: string;
+}
+
+let defaultGroups: GroupRecorder | undefined;
+
+/**
+ * The runner sets its `<home>/run/` registry once at start, so every group any job kind spawns is
+ * recorded without each caller having to pass it along.
+ */
+export function setDefaultGroupRecorder(groups: GroupRecorder | undefined): void {
+  defaultGroups = groups;
 }
 
 export type Termination = "exited" | "timeout" | "aborted" | "spawn_failed";
@@ -46,8 +65,10 @@ const STDERR_TAIL_LINES = 20;
 
 export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> {
   const startedAt = performance.now();
-  const stdoutFile = createWriteStream(options.stdoutPath);
-  const stderrFile = createWriteStream(options.stderrPath);
+  // Owner-only: CLI output can hold anything the model saw.
+  const stdoutFile = createWriteStream(options.stdoutPath, { mode: 0o600 });
+  const stderrFile = createWriteStream(options.stderrPath, { mode: 0o600 });
+  const groups = options.groups ?? defaultGroups;
   const stderrTail = createTail(STDERR_TAIL_LINES);
 
   const settle = async (partial: Omit<ProcessOutcome, "durationMs" | "stderrTail">, durationMs: number): Promise<ProcessOutcome> => {
@@ -66,7 +87,7 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
       env: options.env ?? process.env,
       // Model CLIs block on an open stdin; detached makes the child a process-group leader so the
       // whole group (its tools, MCP servers, shells) can be signalled at once.
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [options.stdinText === undefined ? "ignore" : "pipe", "pipe", "pipe"],
       detached: true,
     });
   } catch (err) {
@@ -76,6 +97,10 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
     );
   }
 
+  // Recorded before anything else can happen, so a runner killed from here on leaves a trace of it.
+  const groupPid = child.pid;
+  if (groupPid !== undefined) groups?.record({ pid: groupPid, command: options.command, argv0: options.command });
+
   return new Promise<ProcessOutcome>((resolve) => {
     let termination: Termination | undefined;
     let exitCode: number | null = null;
@@ -84,6 +109,12 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
     let graceTimer: NodeJS.Timeout | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
     let finished = false;
+
+    if (options.stdinText !== undefined && child.stdin) {
+      // A child that exits without reading (an argv error) closes the pipe: EPIPE is expected then.
+      child.stdin.on("error", () => {});
+      child.stdin.end(options.stdinText);
+    }
 
     const lines = createLineSplitter((line) => options.onStdoutLine?.(line));
     child.stdout?.on("data", (chunk: Buffer) => {
@@ -127,6 +158,8 @@ export function runProcess(options: RunProcessOptions): Promise<ProcessOutcome> 
       if (finished) return;
       finished = true;
       cleanup();
+      // By now the leader has exited and its group was SIGKILLed on exit: nothing is left to reap.
+      if (groupPid !== undefined) groups?.remove(groupPid);
       lines.flush();
       const durationMs = Math.round((exitedAt ?? performance.now()) - startedAt);
       void settle(partial, durationMs).then(resolve);

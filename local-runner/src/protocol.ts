@@ -22,7 +22,18 @@ export const leasedJobSchema = z.object({
 });
 export type LeasedJob = z.infer<typeof leasedJobSchema>;
 
-export const leaseResponseSchema = z.object({ jobs: z.array(leasedJobSchema) });
+/**
+ * Runner-relevant settings the Worker sends with every lease response. Each field is optional so
+ * an older Worker (or a newer one that dropped a field) still parses; the runner then uses its default.
+ */
+export const runnerSettingsSchema = z
+  .object({
+    keep_failed_work_hours: z.number().nonnegative().optional(),
+  })
+  .loose();
+export type RunnerSettings = z.infer<typeof runnerSettingsSchema>;
+
+export const leaseResponseSchema = z.object({ jobs: z.array(leasedJobSchema), settings: runnerSettingsSchema.optional() });
 export type LeaseResponse = z.infer<typeof leaseResponseSchema>;
 
 export const problemSchema = z
@@ -72,6 +83,14 @@ export const FAILURE_CODES = [
   "spawn_failed",
   "unsupported_job",
   "runner_shutdown",
+  /** The Worker refused the result (413/422: too large or too deep); re-running cannot change that. */
+  "result_too_large",
+  /** An MCP server the member needs did not start (claude's init event says "failed"). */
+  "mcp_server_failed",
+  /** The CLI could not reach its vendor's API (codex retries forever; the timeout ends it). */
+  "network_error",
+  /** A member scaffold without its own MCP config: refused rather than run with someone else's identity. */
+  "member_mcp_config_missing",
 ] as const;
 export type FailureCode = (typeof FAILURE_CODES)[number];
 

@@ -34,6 +34,11 @@ export class RateWindow extends DurableObject<Env> {
     this.offsetMs = req.now - Date.now();
     const since = req.now - req.windowMs;
     this.sql.exec(`DELETE FROM hits WHERE at <= ?`, since);
+    // The same token again (a retried call, a relaunched spawn) was already admitted: it counts once.
+    const held = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM hits WHERE token = ?`, req.token).one().n;
+    if (held > 0) {
+      return { ok: true, count: this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM hits`).one().n, limit: req.limit };
+    }
     const { n, oldest } = this.sql.exec<{ n: number; oldest: number | null }>(`SELECT COUNT(*) AS n, MIN(at) AS oldest FROM hits`).one();
     if (n >= req.limit) {
       const retryAfterMs = oldest === null ? req.windowMs : Math.max(1, oldest + req.windowMs - req.now);

@@ -1,103 +1,125 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
 import { getDb } from "../db/client";
-import type { JobStatus } from "../db/schema";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { newId } from "../lib/ids";
+import { canonicalJson } from "../jobs/canonical";
 import { afterFailure, afterLeaseExpired, checkFinish } from "../jobs/lease-policy";
 import { isJobEnd, notifyOwner, type JobEnd } from "../jobs/owner-handlers";
-import { recordInboxNotices, recordOwnerGaveUp, type InboxNotice } from "../jobs/outcomes";
-import { jobError, jobResult, RUNTIMES } from "../jobs/payloads";
-import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-message";
+import { recordInboxNotices, recordOwnerGaveUp, type AttemptRecord, type InboxNotice } from "../jobs/outcomes";
+import type { JobError } from "../jobs/payloads";
+import type { DispatchMessage } from "../queues/dispatch-message";
+import {
+  ackInput,
+  enqueueManyInput,
+  cancelPollInput,
+  completeInput,
+  enqueueInput,
+  extendInput,
+  failInput,
+  leaseInput,
+  revokeInput,
+  sweepInput,
+  type AckInput,
+  type EnqueueManyInput,
+  type CancelPollInput,
+  type CompleteInput,
+  type EnqueueInput,
+  type ExtendInput,
+  type FailInput,
+  type FinishOutcome,
+  type InboxJobView,
+  type LeasedJob,
+  type LeaseInput,
+  type LeaseRefOutcome,
+  type Maintenance,
+  type RevokeInput,
+  type RunnerActivity,
+  type SweepInput,
+} from "./runner-inbox-rpc";
+import { migrateInbox, type JobRow } from "./runner-inbox-schema";
+
+export type * from "./runner-inbox-rpc";
+
+interface Waiter {
+  runnerId: string;
+  wake: () => void;
+}
 
 /**
  * The fleet's lease queue. Every state change is a synchronous `ctx.storage.sql` block with no
  * `await` inside, so under the input gate it is atomic: two runners can never lease one job.
- * Changes are mirrored to D1 (the `jobs` row and the events feed) through an outbox, delivered
- * after the change and retried by the alarm, so a D1 hiccup delays the trail but never loses it.
- * Deliveries may overlap or repeat; D1 applies each job's notices in seq order regardless.
+ * Changes are mirrored to D1 (the `jobs` row, attempt history and the events feed) through an
+ * outbox, delivered after the change and retried by the alarm, so a D1 hiccup delays the trail but
+ * never loses it. Deliveries may repeat; D1 applies each job's notices in seq order regardless.
+ * Time-based rules (lease expiry, unacknowledged claims, queue-time limit) are checked lazily on
+ * every call, and the single alarm is set no later than the earliest of them.
  */
 export class RunnerInbox extends DurableObject<Env> {
   private readonly sql: SqlStorage;
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Set<Waiter>();
   /** Long-polls their runner gave up on (poll id → when), so they stop waiting and claim nothing. */
   private readonly cancelledPolls = new Map<string, number>();
-  /** The latest test-clock offset a caller gave us; maps clock-time expiries onto real alarms. */
+  /** Runner tokens revoked by an admin (persisted in `revoked_runners`): their polls claim nothing. */
+  private readonly revoked = new Set<string>();
+  /** The latest test-clock offset a caller gave us; maps clock-time deadlines onto real alarms. */
   private offsetMs = 0;
+  /** The alarm as we last set it (real ms, null for none); undefined until we know. */
+  private alarmAt: number | null | undefined = undefined;
+  /** The outbox delivery in progress, and the one queued behind it (see flushOutbox). */
+  private delivery: Promise<void> | null = null;
+  private nextDelivery: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
-    this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS jobs (
-        job_id TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        runtime TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        owner TEXT NOT NULL,
-        status TEXT NOT NULL,
-        attempt INTEGER NOT NULL DEFAULT 0,
-        max_attempts INTEGER NOT NULL,
-        lease_id TEXT,
-        lease_expires_at INTEGER,
-        leased_by TEXT,
-        poll_id TEXT,
-        result TEXT,
-        error TEXT,
-        enqueued_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS jobs_ready ON jobs(status, runtime, enqueued_at);
-      CREATE INDEX IF NOT EXISTS jobs_leases ON jobs(status, lease_expires_at);
-      CREATE TABLE IF NOT EXISTS runners (
-        runner_id TEXT PRIMARY KEY,
-        last_poll_at INTEGER NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS outbox (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        notice TEXT NOT NULL
-      );
-      -- Owner handlers still to call for jobs that ended (DESIGN.md "Model work"), each after its
-      -- notice reached D1. next_at is real time; a call in progress holds it a while ahead.
-      CREATE TABLE IF NOT EXISTS owner_calls (
-        seq INTEGER PRIMARY KEY,
-        job_end TEXT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_at INTEGER NOT NULL
-      );
-    `);
+    migrateInbox(ctx.storage);
+    for (const row of this.sql.exec<{ runner_id: string }>(`SELECT runner_id FROM revoked_runners`)) this.revoked.add(row.runner_id);
   }
 
   async enqueue(input: EnqueueInput): Promise<{ accepted: boolean }> {
-    const { message, maxAttempts, now } = enqueueInput.parse(input);
-    this.observe(now);
-    const inserted = this.sql
-      .exec(
-        `INSERT INTO jobs (job_id, kind, runtime, payload, owner, status, attempt, max_attempts, enqueued_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?) ON CONFLICT(job_id) DO NOTHING RETURNING job_id`,
-        message.job_id,
-        message.kind,
-        message.payload.runtime,
-        JSON.stringify(message.payload),
-        JSON.stringify(message.owner),
-        maxAttempts,
-        now,
-        now,
-      )
-      .toArray();
-    if (inserted.length > 0) this.wakeWaiters();
-    return { accepted: inserted.length > 0 };
+    const req = enqueueInput.parse(input);
+    this.observe(req.now);
+    const accepted = this.insertQueued(req.message, req.maxAttempts, req.maxQueueMs, req.now);
+    // A job that already waited out its queue time before it got here is given up at once.
+    this.maintain(req.now);
+    if (accepted) this.wakeWaiters();
+    await this.settle();
+    return { accepted };
+  }
+
+  /** Which of these jobs the inbox holds (in any status); the reconciler re-dispatches the rest. */
+  async heldJobs(input: { jobIds: string[] }): Promise<string[]> {
+    const { jobIds } = z.object({ jobIds: z.array(z.string().min(1).max(64)).max(1_000) }).parse(input);
+    if (jobIds.length === 0) return [];
+    return this.sql
+      .exec<{ job_id: string }>(`SELECT job_id FROM jobs WHERE job_id IN (SELECT value FROM json_each(?))`, JSON.stringify(jobIds))
+      .toArray()
+      .map((r) => r.job_id);
+  }
+
+  /** Takes in a batch of jobs (the dispatch consumer, the reconciler); a job already held is ignored. */
+  async enqueueMany(input: EnqueueManyInput): Promise<{ accepted: string[] }> {
+    const req = enqueueManyInput.parse(input);
+    this.observe(req.now);
+    const accepted = req.messages.filter((m) => this.insertQueued(m, req.maxAttempts, req.maxQueueMs, req.now)).map((m) => m.job_id);
+    this.maintain(req.now);
+    if (accepted.length > 0) this.wakeWaiters();
+    await this.settle();
+    return { accepted };
   }
 
   /**
    * Long-poll: claims up to `capacity` jobs, waiting up to `waitMs` (real time, not the test
-   * clock: it bounds an HTTP request) for work to arrive.
+   * clock: it bounds an HTTP request) for work to arrive. A claim made after waiting is
+   * provisional: the runner may have died while its poll waited (DESIGN: leases), so it must be
+   * acknowledged within `ackWindowMs` or it returns to the queue without counting the attempt.
    */
   async lease(input: LeaseInput): Promise<LeasedJob[]> {
     const req = leaseInput.parse(input);
     const deadline = Date.now() + req.waitMs;
-    const offsetMs = this.observe(req.now);
+    this.observe(req.now);
     this.sql.exec(
       `INSERT INTO runners (runner_id, last_poll_at) VALUES (?, ?) ON CONFLICT(runner_id) DO UPDATE SET last_poll_at = excluded.last_poll_at`,
       req.runnerId,
@@ -106,16 +128,36 @@ export class RunnerInbox extends DurableObject<Env> {
     let claimed: LeasedJob[] = [];
     // The caller's `now` holds until we wait; after a wait the clock has moved on by real time.
     let now = req.now;
+    let waited = false;
     for (;;) {
       if (req.pollId && this.cancelledPolls.delete(req.pollId)) break;
-      this.expireLeases(now);
-      claimed = this.claim(req, now);
+      if (this.revoked.has(req.runnerId)) break;
+      this.maintain(now);
+      claimed = this.claim(req, now, waited);
       if (claimed.length > 0 || Date.now() >= deadline) break;
-      await this.waitForWork(deadline - Date.now());
-      now = Date.now() + offsetMs;
+      await this.waitForWork(req.runnerId, deadline - Date.now());
+      waited = true;
+      now = Date.now() + this.offsetMs;
     }
     await this.settle();
     return claimed;
+  }
+
+  /** The runner received a provisional claim and is alive: the claim now counts. */
+  async ack(input: AckInput): Promise<LeaseRefOutcome> {
+    const req = ackInput.parse(input);
+    this.observe(req.now);
+    this.maintain(req.now);
+    const job = this.findRow(req.jobId);
+    let outcome: LeaseRefOutcome;
+    if (!job) outcome = { ok: false, reason: "not_found" };
+    else if (!this.holdsLease(job, req.leaseId, req.runnerId)) outcome = { ok: false, reason: "stale_lease", status: job.status };
+    else {
+      this.sql.exec(`UPDATE jobs SET acked = 1, ack_deadline = NULL, updated_at = ? WHERE job_id = ?`, req.now, req.jobId);
+      outcome = { ok: true, lease_expires_at: new Date(job.lease_expires_at!).toISOString() };
+    }
+    await this.settle();
+    return outcome;
   }
 
   /**
@@ -128,97 +170,158 @@ export class RunnerInbox extends DurableObject<Env> {
     this.observe(req.now);
     this.cancelledPolls.set(req.pollId, Date.now());
     for (const [id, at] of this.cancelledPolls) if (Date.now() - at > CANCELLED_POLL_MEMORY_MS) this.cancelledPolls.delete(id);
-    const released = this.sql
-      .exec<JobRow>(
-        `UPDATE jobs SET status = 'queued', attempt = attempt - 1, lease_id = NULL, lease_expires_at = NULL, leased_by = NULL, poll_id = NULL, updated_at = ?
-         WHERE poll_id = ? AND leased_by = ? AND status = 'leased' RETURNING *`,
-        req.now,
-        req.pollId,
-        req.runnerId,
-      )
+    const stranded = this.sql
+      .exec<JobRow>(`SELECT * FROM jobs WHERE poll_id = ? AND leased_by = ? AND status = 'leased'`, req.pollId, req.runnerId)
       .toArray();
-    for (const row of released) this.notice(row, { type: "job.requeued", status: "queued", at: req.now, reason: "lease_undelivered" });
+    for (const job of stranded) this.release(job, req.now, "lease_undelivered");
     this.wakeWaiters();
     await this.settle();
-    return { released: released.length };
+    return { released: stranded.length };
   }
 
-  async extend(input: ExtendInput): Promise<{ ok: true; lease_expires_at: string } | { ok: false; reason: "not_found" | "stale_lease" }> {
+  /** Extends a lease; the first extend also acknowledges a provisional claim. */
+  async extend(input: ExtendInput): Promise<LeaseRefOutcome> {
     const req = extendInput.parse(input);
-    const now = req.now;
-    this.observe(now);
-    this.expireLeases(now);
-    const expiresAt = now + req.extendMs;
-    const row = this.sql
-      .exec<{ job_id: string }>(
-        `UPDATE jobs SET lease_expires_at = ?, updated_at = ? WHERE job_id = ? AND lease_id = ? AND status = 'leased' RETURNING job_id`,
+    this.observe(req.now);
+    this.maintain(req.now);
+    const job = this.findRow(req.jobId);
+    let outcome: LeaseRefOutcome;
+    if (!job) outcome = { ok: false, reason: "not_found" };
+    else if (!this.holdsLease(job, req.leaseId, req.runnerId)) outcome = { ok: false, reason: "stale_lease", status: job.status };
+    else {
+      const expiresAt = req.now + req.extendMs;
+      this.sql.exec(
+        `UPDATE jobs SET lease_expires_at = ?, acked = 1, ack_deadline = NULL, updated_at = ? WHERE job_id = ?`,
         expiresAt,
-        now,
+        req.now,
         req.jobId,
-        req.leaseId,
-      )
-      .toArray();
+      );
+      outcome = { ok: true, lease_expires_at: new Date(expiresAt).toISOString() };
+    }
     await this.settle();
-    if (row.length > 0) return { ok: true, lease_expires_at: new Date(expiresAt).toISOString() };
-    return { ok: false, reason: this.findRow(req.jobId) ? "stale_lease" : "not_found" };
+    return outcome;
   }
 
   async complete(input: CompleteInput): Promise<FinishOutcome> {
     const req = completeInput.parse(input);
     const now = req.now;
     this.observe(now);
-    this.expireLeases(now);
+    this.maintain(now);
     const job = this.findRow(req.jobId);
-    if (!job) return { ok: false, reason: "not_found" };
-    const check = checkFinish(rowLease(job), req.leaseId, "completed");
-    if (check === "stale") return { ok: false, reason: "stale_lease", status: job.status };
-    if (check === "duplicate") return { ok: true, duplicate: true, status: job.status };
-    this.sql.exec(
-      `UPDATE jobs SET status = 'completed', result = ?, error = NULL, lease_expires_at = NULL, updated_at = ? WHERE job_id = ?`,
-      JSON.stringify(req.result),
-      now,
-      req.jobId,
-    );
-    this.notice(job, { type: "job.completed", status: "completed", at: now, result: req.result });
-    await this.settle();
-    return { ok: true, duplicate: false, status: "completed" };
+    if (!job) return this.settled({ ok: false, reason: "not_found" });
+    const result = canonicalJson(req.result);
+    const check = this.revoked.has(req.runnerId) ? "stale" : checkFinish(holder(job), req.leaseId, req.runnerId, "completed");
+    if (check === "stale") return this.settled({ ok: false, reason: "stale_lease", status: job.status });
+    if (check === "duplicate") {
+      // The same completion again is a no-op; a different result under the same lease is a conflict.
+      if (job.result !== result) return this.settled({ ok: false, reason: "result_conflict", status: job.status });
+      return this.settled({ ok: true, duplicate: true, status: job.status });
+    }
+    const row = this.sql
+      .exec<JobRow>(
+        `UPDATE jobs SET status = 'completed', result = ?, error = NULL, lease_expires_at = NULL, acked = 1, ack_deadline = NULL,
+           queue_deadline = NULL, finished_at = ?, updated_at = ? WHERE job_id = ? RETURNING *`,
+        result,
+        now,
+        now,
+        req.jobId,
+      )
+      .one();
+    this.notice(row, {
+      type: "job.completed",
+      status: "completed",
+      at: now,
+      result: req.result,
+      attempt_record: attemptRecord(row, "completed", now),
+    });
+    return this.settled({ ok: true, duplicate: false, status: "completed" });
   }
 
   async fail(input: FailInput): Promise<FinishOutcome> {
     const req = failInput.parse(input);
     const now = req.now;
     this.observe(now);
-    this.expireLeases(now);
+    this.maintain(now);
     const job = this.findRow(req.jobId);
-    if (!job) return { ok: false, reason: "not_found" };
+    if (!job) return this.settled({ ok: false, reason: "not_found" });
     const decision = afterFailure(job.attempt, job.max_attempts, req.retryable);
     // A retried failure leaves the job queued again; repeating it under the same lease is a no-op.
-    const alreadyApplied = job.status !== "leased" && job.error !== null && job.lease_id === req.leaseId;
-    const check = alreadyApplied ? "duplicate" : checkFinish(rowLease(job), req.leaseId, decision.status);
-    if (check === "stale") return { ok: false, reason: "stale_lease", status: job.status };
-    if (check === "duplicate") return { ok: true, duplicate: true, status: job.status };
-    this.sql.exec(
-      `UPDATE jobs SET status = ?, error = ?, lease_expires_at = NULL, updated_at = ? WHERE job_id = ?`,
-      decision.status,
-      JSON.stringify(req.error),
-      now,
-      req.jobId,
-    );
+    const alreadyApplied = job.status !== "leased" && job.error !== null && job.lease_id === req.leaseId && job.leased_by === req.runnerId;
+    const check = this.revoked.has(req.runnerId)
+      ? "stale"
+      : alreadyApplied
+        ? "duplicate"
+        : checkFinish(holder(job), req.leaseId, req.runnerId, decision.status);
+    if (check === "stale") return this.settled({ ok: false, reason: "stale_lease", status: job.status });
+    if (check === "duplicate") return this.settled({ ok: true, duplicate: true, status: job.status });
+    const terminal = decision.status !== "queued";
+    const row = this.sql
+      .exec<JobRow>(
+        `UPDATE jobs SET status = ?, error = ?, lease_expires_at = NULL, acked = 1, ack_deadline = NULL,
+           queue_deadline = CASE WHEN ? THEN NULL ELSE ? + max_queue_ms END, finished_at = ?, updated_at = ? WHERE job_id = ? RETURNING *`,
+        decision.status,
+        JSON.stringify(req.error),
+        terminal ? 1 : 0,
+        now,
+        terminal ? now : null,
+        now,
+        req.jobId,
+      )
+      .one();
     const type = decision.status === "queued" ? "job.requeued" : decision.status === "dead" ? "job.dead" : "job.failed";
-    this.notice(job, { type, status: decision.status, at: now, error: req.error, reason: decision.reason });
+    this.notice(row, {
+      type,
+      status: decision.status,
+      at: now,
+      error: req.error,
+      reason: decision.reason,
+      attempt_record: attemptRecord(row, "failed", now, req.error),
+    });
     if (decision.status === "queued") this.wakeWaiters();
-    await this.settle();
-    return { ok: true, duplicate: false, status: decision.status };
+    return this.settled({ ok: true, duplicate: false, status: decision.status });
   }
 
-  /** The `leases` tick: lapse expired leases and deliver anything still in the outbox. */
-  async sweep(input: { now: number }): Promise<{ requeued: number; dead: number; pending_notices: number }> {
-    const { now } = z.object({ now: z.number().int() }).parse(input);
-    this.observe(now);
-    const lapsed = this.expireLeases(now);
+  /**
+   * An admin revoked this runner's token. Its waiting polls end empty-handed and it claims nothing
+   * more; what it held goes back to the queue now rather than after a lease it can no longer
+   * extend (a provisional claim without counting the attempt, an acknowledged one as if it lapsed).
+   */
+  async revokeRunner(input: RevokeInput): Promise<{ polls_ended: number; released: number; requeued: number; dead: number }> {
+    const req = revokeInput.parse(input);
+    this.observe(req.now);
+    this.sql.exec(`INSERT INTO revoked_runners (runner_id, revoked_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, req.runnerId, req.now);
+    this.revoked.add(req.runnerId);
+    let pollsEnded = 0;
+    for (const waiter of this.waiters) {
+      if (waiter.runnerId !== req.runnerId) continue;
+      this.waiters.delete(waiter);
+      waiter.wake();
+      pollsEnded++;
+    }
+    const held = this.sql.exec<JobRow>(`SELECT * FROM jobs WHERE leased_by = ? AND status = 'leased'`, req.runnerId).toArray();
+    const counts = { polls_ended: pollsEnded, released: 0, requeued: 0, dead: 0 };
+    for (const job of held) {
+      if (job.acked === 0) {
+        this.release(job, req.now, "runner_revoked");
+        counts.released++;
+      } else if (this.lapse(job, req.now, "runner_revoked") === "dead") counts.dead++;
+      else counts.requeued++;
+    }
+    if (held.length > 0) this.wakeWaiters();
+    await this.settle();
+    return counts;
+  }
+
+  /** The `leases` tick: the lazy checks, outbox delivery, and pruning of long-finished jobs. */
+  async sweep(input: SweepInput): Promise<Maintenance & { pruned: number; pending_notices: number }> {
+    const req = sweepInput.parse(input);
+    this.observe(req.now);
+    const changed = this.maintain(req.now);
     await this.settle();
     const pending = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM outbox`).one().n;
-    return { ...lapsed, pending_notices: pending };
+    // Only once every notice reached D1, which then holds the finished jobs' record.
+    const pruned = req.retainFinishedMs !== undefined && pending === 0 ? this.prune(req.now - req.retainFinishedMs) : 0;
+    return { ...changed, pruned, pending_notices: pending };
   }
 
   /** When each runner last asked for work and how many jobs it holds: is the fleet alive? */
@@ -238,9 +341,10 @@ export class RunnerInbox extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    this.alarmAt = undefined;
     const clock = await loadClock(this.env);
     this.offsetMs = clock.offsetMs;
-    this.expireLeases(clock.nowMs());
+    this.maintain(clock.nowMs());
     await this.settle();
   }
 
@@ -248,14 +352,37 @@ export class RunnerInbox extends DurableObject<Env> {
 
   /**
    * Callers pass `now` from their Clock (the test clock outside production); remembering its
-   * distance from real time lets expiries in clock time be mapped onto a real alarm.
+   * distance from real time lets deadlines in clock time be mapped onto a real alarm.
    */
-  private observe(now: number): number {
+  private observe(now: number): void {
     this.offsetMs = now - Date.now();
-    return this.offsetMs;
   }
 
-  private claim(req: z.infer<typeof leaseInput>, now: number): LeasedJob[] {
+  private insertQueued(message: DispatchMessage, maxAttempts: number, maxQueueMs: number, now: number): boolean {
+    // Queue order and the queue-time limit run from the submission, not from arrival here.
+    const submittedAt = Math.min(Date.parse(message.enqueued_at), now);
+    return (
+      this.sql
+        .exec(
+          `INSERT INTO jobs (job_id, kind, runtime, payload, owner, status, attempt, max_attempts, enqueued_at, updated_at, max_queue_ms, queue_deadline)
+           VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?, ?) ON CONFLICT(job_id) DO NOTHING RETURNING job_id`,
+          message.job_id,
+          message.kind,
+          message.payload.runtime,
+          JSON.stringify(message.payload),
+          JSON.stringify(message.owner),
+          maxAttempts,
+          submittedAt,
+          now,
+          maxQueueMs,
+          submittedAt + maxQueueMs,
+        )
+        .toArray().length > 0
+    );
+  }
+
+  private claim(req: z.infer<typeof leaseInput>, now: number, provisional: boolean): LeasedJob[] {
+    if (req.runtimes.length === 0) return [];
     const placeholders = req.runtimes.map(() => "?").join(", ");
     const ready = this.sql
       .exec<{ job_id: string }>(
@@ -265,28 +392,35 @@ export class RunnerInbox extends DurableObject<Env> {
       )
       .toArray();
     const leased: LeasedJob[] = [];
+    const expiresAt = now + req.visibilityMs;
+    const ackDeadline = provisional ? Math.min(now + req.ackWindowMs, expiresAt) : null;
     for (const { job_id } of ready) {
       const leaseId = newId("lease");
-      const expiresAt = now + req.visibilityMs;
       const row = this.sql
         .exec<JobRow>(
-          `UPDATE jobs SET status = 'leased', attempt = attempt + 1, lease_id = ?, lease_expires_at = ?, leased_by = ?, poll_id = ?, updated_at = ?
+          `UPDATE jobs SET status = 'leased', attempt = attempt + 1, lease_id = ?, lease_expires_at = ?, leased_by = ?, poll_id = ?,
+             acked = ?, ack_deadline = ?, leased_at = ?, queue_deadline = NULL, updated_at = ?
            WHERE job_id = ? AND status = 'queued' RETURNING *`,
           leaseId,
           expiresAt,
           req.runnerId,
           req.pollId ?? null,
+          provisional ? 0 : 1,
+          ackDeadline,
+          now,
           now,
           job_id,
         )
         .toArray()[0];
       if (!row) continue;
-      this.notice(row, { type: "job.leased", status: "leased", at: now });
+      this.notice(row, { type: "job.leased", status: "leased", at: now, attempt_record: attemptRecord(row, "leased", null) });
       leased.push({
         job_id: row.job_id,
         lease_id: leaseId,
         lease_expires_at: new Date(expiresAt).toISOString(),
         lease_ms: req.visibilityMs,
+        ack_required: provisional,
+        ...(ackDeadline !== null ? { ack_within_ms: ackDeadline - now } : {}),
         kind: row.kind,
         attempt: row.attempt,
         payload: JSON.parse(row.payload) as DispatchMessage["payload"],
@@ -295,49 +429,125 @@ export class RunnerInbox extends DurableObject<Env> {
     return leased;
   }
 
-  private expireLeases(now: number): { requeued: number; dead: number } {
+  /** The time-based rules, checked lazily by every call (and by the alarm and the tick). */
+  private maintain(now: number): Maintenance {
+    const changed: Maintenance = { requeued: 0, dead: 0, unacknowledged: 0, no_runner: 0 };
+    const unacked = this.sql.exec<JobRow>(`SELECT * FROM jobs WHERE acked = 0 AND ack_deadline <= ? AND status = 'leased'`, now).toArray();
+    for (const job of unacked) this.release(job, now, "lease_unacknowledged");
+    changed.unacknowledged = unacked.length;
+
     const lapsed = this.sql.exec<JobRow>(`SELECT * FROM jobs WHERE status = 'leased' AND lease_expires_at <= ?`, now).toArray();
-    let requeued = 0;
-    let dead = 0;
     for (const job of lapsed) {
-      const decision = afterLeaseExpired(job.attempt, job.max_attempts);
-      const error =
-        decision.status === "dead"
-          ? { code: "lease_expired", message: `lease expired on attempt ${job.attempt} of ${job.max_attempts}` }
-          : null;
-      // lease_id is kept: the lapsed holder may still finish the job until someone re-leases it.
-      this.sql.exec(
-        `UPDATE jobs SET status = ?, lease_expires_at = NULL, error = COALESCE(?, error), updated_at = ? WHERE job_id = ?`,
-        decision.status,
-        error ? JSON.stringify(error) : null,
-        now,
-        job.job_id,
-      );
-      this.notice(job, {
-        type: decision.status === "dead" ? "job.dead" : "job.requeued",
-        status: decision.status,
-        at: now,
-        reason: decision.reason,
-        ...(error ? { error } : {}),
-      });
-      if (decision.status === "dead") dead++;
-      else requeued++;
+      if (this.lapse(job, now, "lease_expired") === "dead") changed.dead++;
+      else changed.requeued++;
     }
-    if (requeued > 0) this.wakeWaiters();
-    return { requeued, dead };
+
+    const waitedOut = this.sql.exec<JobRow>(`SELECT * FROM jobs WHERE status = 'queued' AND queue_deadline <= ?`, now).toArray();
+    for (const job of waitedOut) {
+      const error: JobError = {
+        code: "no_runner",
+        message: `no runner offering '${job.runtime}' took the job within ${Math.round(job.max_queue_ms / 60_000)} min of queueing`,
+      };
+      const row = this.sql
+        .exec<JobRow>(
+          `UPDATE jobs SET status = 'dead', error = ?, queue_deadline = NULL, finished_at = ?, updated_at = ? WHERE job_id = ? RETURNING *`,
+          JSON.stringify(error),
+          now,
+          now,
+          job.job_id,
+        )
+        .one();
+      this.notice(row, { type: "job.dead", status: "dead", at: now, reason: "no_runner", error });
+    }
+    changed.no_runner = waitedOut.length;
+    if (unacked.length > 0 || changed.requeued > 0) this.wakeWaiters();
+    return changed;
   }
 
-  private notice(
-    job: JobRow,
-    change: Omit<InboxNotice, "job_id" | "kind" | "owner" | "attempt" | "leased_by" | "at"> & { at: number; attempt?: number },
-  ) {
-    const fresh = this.findRow(job.job_id) ?? job;
+  /** Back to the queue without counting the attempt: the claim never reached a live runner. */
+  private release(job: JobRow, now: number, reason: "lease_undelivered" | "lease_unacknowledged" | "runner_revoked") {
+    const row = this.sql
+      .exec<JobRow>(
+        `UPDATE jobs SET status = 'queued', attempt = attempt - 1, lease_id = NULL, lease_expires_at = NULL, leased_by = NULL, poll_id = NULL,
+           acked = 1, ack_deadline = NULL, queue_deadline = ? + max_queue_ms, updated_at = ? WHERE job_id = ? RETURNING *`,
+        now,
+        now,
+        job.job_id,
+      )
+      .one();
+    this.notice(row, { type: "job.requeued", status: "queued", at: now, reason, attempt_record: attemptRecord(job, "released", now) });
+  }
+
+  /** A lease ended without a word from its holder: the attempt counts; the job retries or is dead. */
+  private lapse(job: JobRow, now: number, reason: "lease_expired" | "runner_revoked"): "queued" | "dead" {
+    const decision = afterLeaseExpired(job.attempt, job.max_attempts);
+    const error: JobError =
+      reason === "lease_expired"
+        ? { code: "lease_expired", message: `lease expired on attempt ${job.attempt} of ${job.max_attempts}` }
+        : { code: "runner_revoked", message: `the runner holding attempt ${job.attempt} of ${job.max_attempts} was revoked` };
+    // After an expiry lease_id is kept: the lapsed holder may still finish the job until someone
+    // re-leases it. A revoked runner may not, so its lease is cleared.
+    const clearHolder = reason === "runner_revoked" ? 1 : 0;
+    const dead = decision.status === "dead";
+    const row = this.sql
+      .exec<JobRow>(
+        `UPDATE jobs SET status = ?, lease_expires_at = NULL, error = CASE WHEN ? THEN ? ELSE error END,
+           lease_id = CASE WHEN ? THEN NULL ELSE lease_id END, leased_by = CASE WHEN ? THEN NULL ELSE leased_by END,
+           queue_deadline = CASE WHEN ? THEN NULL ELSE ? + max_queue_ms END, finished_at = ?, updated_at = ?
+         WHERE job_id = ? RETURNING *`,
+        decision.status,
+        dead ? 1 : 0,
+        JSON.stringify(error),
+        clearHolder,
+        clearHolder,
+        dead ? 1 : 0,
+        now,
+        dead ? now : null,
+        now,
+        job.job_id,
+      )
+      .one();
+    this.notice(row, {
+      type: dead ? "job.dead" : "job.requeued",
+      status: decision.status,
+      at: now,
+      reason,
+      ...(dead ? { error } : {}),
+      attempt_record: attemptRecord(job, reason, now, error),
+    });
+    return decision.status;
+  }
+
+  /** Finished jobs older than the cutoff leave the inbox (D1 keeps them); queued or leased ones never. */
+  private prune(cutoff: number): number {
+    let pruned = 0;
+    for (let round = 0; round < PRUNE_ROUNDS; round++) {
+      const deleted = this.sql
+        .exec(
+          `DELETE FROM jobs WHERE job_id IN (
+             SELECT job_id FROM jobs WHERE finished_at IS NOT NULL AND finished_at <= ? AND status IN ('completed', 'failed', 'dead') LIMIT ?)
+           RETURNING job_id`,
+          cutoff,
+          PRUNE_BATCH,
+        )
+        .toArray().length;
+      pruned += deleted;
+      if (deleted < PRUNE_BATCH) break;
+    }
+    return pruned;
+  }
+
+  private holdsLease(job: JobRow, leaseId: string, runnerId: string): boolean {
+    return job.status === "leased" && job.lease_id === leaseId && job.leased_by === runnerId && !this.revoked.has(runnerId);
+  }
+
+  private notice(row: JobRow, change: Omit<InboxNotice, "job_id" | "kind" | "owner" | "attempt" | "leased_by" | "at"> & { at: number }) {
     const notice: InboxNotice = {
-      job_id: job.job_id,
-      kind: job.kind,
-      owner: JSON.parse(job.owner) as InboxNotice["owner"],
-      attempt: fresh.attempt,
-      leased_by: fresh.leased_by,
+      job_id: row.job_id,
+      kind: row.kind,
+      owner: JSON.parse(row.owner) as InboxNotice["owner"],
+      attempt: row.attempt,
+      leased_by: row.leased_by,
       ...change,
       at: new Date(change.at).toISOString(),
     };
@@ -363,41 +573,86 @@ export class RunnerInbox extends DurableObject<Env> {
   }
 
   private wakeWaiters() {
-    for (const wake of this.waiters) wake();
+    for (const waiter of this.waiters) waiter.wake();
     this.waiters.clear();
   }
 
-  private waitForWork(ms: number): Promise<void> {
+  private waitForWork(runnerId: string, ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, Math.max(0, ms));
-      function done() {
+      const timer = setTimeout(wake, Math.max(0, ms));
+      const waiter: Waiter = { runnerId, wake };
+      const waiters = this.waiters;
+      function wake() {
         clearTimeout(timer);
+        waiters.delete(waiter);
         resolve();
       }
-      this.waiters.add(done);
+      this.waiters.add(waiter);
     });
   }
 
+  private async settled<T>(outcome: T): Promise<T> {
+    await this.settle();
+    return outcome;
+  }
+
   /**
-   * Mirrors the outbox to D1, then points the alarm at the next lease expiry (or a retry). Awaited
-   * by every call that changed something: I/O left running after a request ends is not reliable
-   * in workerd, and the caller then reads its own writes in D1.
+   * Mirrors the outbox to D1, tells owners of ended jobs, then points the alarm at the next
+   * deadline. Awaited by every call: I/O left running after a request ends is not reliable in
+   * workerd, and the caller then reads its own writes in D1.
    */
   private async settle(): Promise<void> {
+    if (this.hasOutbox()) await this.flushOutbox();
+    await this.callOwners();
+    await this.scheduleAlarm();
+  }
+
+  /**
+   * One delivery at a time, and callers that arrive while one is in flight share the next one:
+   * under load a single D1 batch carries the notices of many calls, instead of each call paying a
+   * round trip of its own. A caller's notice is in the outbox before it asks, so the delivery that
+   * starts after it asked carries it.
+   */
+  private flushOutbox(): Promise<void> {
+    if (!this.delivery) {
+      this.delivery = this.deliverOutbox().finally(() => {
+        this.delivery = null;
+      });
+      return this.delivery;
+    }
+    this.nextDelivery ??= this.delivery.then(() => {
+      this.nextDelivery = null;
+      return this.flushOutbox();
+    });
+    return this.nextDelivery;
+  }
+
+  private async deliverOutbox(): Promise<void> {
     try {
-      for (;;) {
-        const rows = this.sql.exec<{ seq: number; notice: string }>(`SELECT seq, notice FROM outbox ORDER BY seq LIMIT 50`).toArray();
+      // A bounded number of batches per call keeps one invocation's D1 statements well under the
+      // platform's per-invocation limit; whatever is left goes with the next call or the alarm.
+      for (let round = 0; round < OUTBOX_ROUNDS; round++) {
+        const rows = this.sql
+          .exec<{ seq: number; notice: string }>(`SELECT seq, notice FROM outbox ORDER BY seq LIMIT ?`, OUTBOX_BATCH)
+          .toArray();
         if (rows.length === 0) break;
-        const notices = rows.map((r) => ({ seq: r.seq, notice: JSON.parse(r.notice) as InboxNotice }));
-        await recordInboxNotices(getDb(this.env.DB), this.ctx.id.toString(), notices);
-        this.sql.exec(`DELETE FROM outbox WHERE seq <= ?`, rows[rows.length - 1]!.seq);
+        // Results can be large: keep one D1 batch well below its request size.
+        let bytes = 0;
+        let take = 0;
+        while (take < rows.length && (take === 0 || bytes + rows[take]!.notice.length <= OUTBOX_BATCH_BYTES))
+          bytes += rows[take++]!.notice.length;
+        const batch = rows.slice(0, take);
+        await recordInboxNotices(
+          getDb(this.env.DB),
+          this.ctx.id.toString(),
+          batch.map((r) => ({ seq: r.seq, notice: JSON.parse(r.notice) as InboxNotice })),
+        );
+        this.sql.exec(`DELETE FROM outbox WHERE seq <= ?`, batch[batch.length - 1]!.seq);
       }
     } catch (err) {
       // Left in the outbox for the alarm to retry; the lease state itself is already safe.
       console.error("runner-inbox: outbox delivery failed", err);
     }
-    await this.callOwners();
-    await this.scheduleAlarm();
   }
 
   /**
@@ -444,120 +699,68 @@ export class RunnerInbox extends DurableObject<Env> {
     return this.sql.exec(`SELECT 1 FROM outbox LIMIT 1`).toArray().length > 0;
   }
 
-  /** One alarm: the earliest lease expiry (in real time) or a retry of undelivered notices. */
+  /**
+   * One alarm, no later than the earliest deadline (in real time): a lease expiry, an ack window,
+   * a queue-time limit, a retry of undelivered notices or of an owner call. An alarm that fires
+   * early only re-checks and re-arms, so it is moved only when it must come sooner: most calls
+   * then cost no storage write for it.
+   */
   private async scheduleAlarm() {
-    const next = this.sql.exec<{ m: number | null }>(`SELECT MIN(lease_expires_at) AS m FROM jobs WHERE status = 'leased'`).one().m;
+    const deadlines = this.sql
+      .exec<{ lease: number | null; ack: number | null; queue: number | null; owner: number | null }>(
+        `SELECT (SELECT MIN(lease_expires_at) FROM jobs WHERE status = 'leased') AS lease,
+                (SELECT MIN(ack_deadline) FROM jobs WHERE acked = 0) AS ack,
+                (SELECT MIN(queue_deadline) FROM jobs WHERE status = 'queued') AS queue,
+                (SELECT MIN(next_at) FROM owner_calls) AS owner`,
+      )
+      .one();
     const candidates: number[] = [];
-    if (next !== null) candidates.push(next - this.offsetMs);
+    for (const clockTime of [deadlines.lease, deadlines.ack, deadlines.queue])
+      if (clockTime !== null) candidates.push(clockTime - this.offsetMs);
+    if (deadlines.owner !== null) candidates.push(deadlines.owner);
     if (this.hasOutbox()) candidates.push(Date.now() + OUTBOX_RETRY_MS);
-    const ownerDue = this.sql.exec<{ m: number | null }>(`SELECT MIN(next_at) AS m FROM owner_calls`).one().m;
-    if (ownerDue !== null) candidates.push(ownerDue);
-    if (candidates.length === 0) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(Math.max(Date.now(), Math.min(...candidates)));
+    if (candidates.length === 0) return;
+    const target = Math.max(Date.now(), Math.min(...candidates));
+    if (this.alarmAt !== undefined && this.alarmAt !== null && this.alarmAt <= target) return;
+    if (this.alarmAt === undefined) {
+      const current = await this.ctx.storage.getAlarm();
+      if (current !== null && current <= target) {
+        this.alarmAt = current;
+        return;
+      }
+    }
+    await this.ctx.storage.setAlarm(target);
+    this.alarmAt = target;
   }
 }
 
 const OUTBOX_RETRY_MS = 5_000;
+/** Notices per D1 batch (each is two or three statements), and a byte bound for large results. */
+const OUTBOX_BATCH = 100;
+const OUTBOX_BATCH_BYTES = 1_000_000;
+const OUTBOX_ROUNDS = 3;
 const OWNER_CALL_BATCH = 20;
 /** How long a claimed owner call is held before another settle may try it again. */
 const OWNER_CALL_HOLD_MS = 60_000;
 const OWNER_CALL_ATTEMPTS = 8;
 const OWNER_CALL_MAX_BACKOFF_MS = 5 * 60_000;
 const CANCELLED_POLL_MEMORY_MS = 60_000;
+const PRUNE_BATCH = 5_000;
+const PRUNE_ROUNDS = 40;
 
-const enqueueInput = z.object({
-  message: dispatchMessage,
-  maxAttempts: z.number().int().min(1).max(10),
-  now: z.number().int(),
-});
-export type EnqueueInput = z.input<typeof enqueueInput>;
-
-const leaseInput = z.object({
-  runnerId: z.string().min(1),
-  capacity: z.number().int().min(1).max(100),
-  runtimes: z.array(z.enum(RUNTIMES)).min(1),
-  waitMs: z.number().int().min(0).max(25_000),
-  visibilityMs: z.number().int().min(1_000),
-  pollId: z.string().min(1).max(64).optional(),
-  now: z.number().int(),
-});
-export type LeaseInput = z.input<typeof leaseInput>;
-
-const cancelPollInput = z.object({ pollId: z.string().min(1).max(64), runnerId: z.string().min(1), now: z.number().int() });
-export type CancelPollInput = z.input<typeof cancelPollInput>;
-
-const extendInput = z.object({
-  jobId: z.string(),
-  leaseId: z.string(),
-  extendMs: z.number().int().min(1_000).max(3_600_000),
-  now: z.number().int(),
-});
-export type ExtendInput = z.input<typeof extendInput>;
-
-const completeInput = z.object({ jobId: z.string(), leaseId: z.string(), result: jobResult, now: z.number().int() });
-export type CompleteInput = z.input<typeof completeInput>;
-
-const failInput = z.object({
-  jobId: z.string(),
-  leaseId: z.string(),
-  error: jobError,
-  retryable: z.boolean(),
-  now: z.number().int(),
-});
-export type FailInput = z.input<typeof failInput>;
-
-export type FinishOutcome =
-  | { ok: true; duplicate: boolean; status: JobStatus }
-  | { ok: false; reason: "not_found" }
-  | { ok: false; reason: "stale_lease"; status: JobStatus };
-
-export interface LeasedJob {
-  job_id: string;
-  lease_id: string;
-  lease_expires_at: string;
-  /** The lease length granted, so a runner need not compare our (possibly test) clock with its own. */
-  lease_ms: number;
-  kind: string;
-  attempt: number;
-  payload: DispatchMessage["payload"];
+function holder(row: JobRow) {
+  return { status: row.status, leaseId: row.lease_id, leasedBy: row.leased_by };
 }
 
-export interface RunnerActivity {
-  runner_id: string;
-  last_poll_at: string;
-  leased_jobs: number;
-}
-
-export interface InboxJobView {
-  job_id: string;
-  kind: string;
-  status: JobStatus;
-  attempt: number;
-  lease_expires_at: string | null;
-  leased_by: string | null;
-}
-
-interface JobRow extends Record<string, SqlStorageValue> {
-  job_id: string;
-  kind: string;
-  runtime: string;
-  payload: string;
-  owner: string;
-  status: JobStatus;
-  attempt: number;
-  max_attempts: number;
-  lease_id: string | null;
-  lease_expires_at: number | null;
-  leased_by: string | null;
-  poll_id: string | null;
-  result: string | null;
-  error: string | null;
-  enqueued_at: number;
-  updated_at: number;
-}
-
-function rowLease(row: JobRow) {
-  return { status: row.status, leaseId: row.lease_id };
+function attemptRecord(job: JobRow, status: AttemptRecord["status"], endedAt: number | null, error?: JobError): AttemptRecord {
+  return {
+    attempt: job.attempt,
+    runner_id: job.leased_by,
+    status,
+    started_at: new Date(job.leased_at ?? job.updated_at).toISOString(),
+    ended_at: endedAt === null ? null : new Date(endedAt).toISOString(),
+    ...(error ? { error } : {}),
+  };
 }
 
 function toView(row: JobRow): InboxJobView {
@@ -568,6 +771,7 @@ function toView(row: JobRow): InboxJobView {
     attempt: row.attempt,
     lease_expires_at: row.lease_expires_at === null ? null : new Date(row.lease_expires_at).toISOString(),
     leased_by: row.leased_by,
+    acknowledged: row.acked === 1,
   };
 }
 

@@ -19,12 +19,20 @@ export function afterFailure(
 
 export type LeaseCheck = "ok" | "duplicate" | "stale";
 
+export interface LeaseHolder {
+  status: JobStatus;
+  leaseId: string | null;
+  leasedBy: string | null;
+}
+
 /**
- * Whether a completion or failure under `leaseId` is accepted. A holder whose lease lapsed but
- * whose job nobody has re-leased yet still finishes it: the work is done, so it is not thrown away.
+ * Whether a completion or failure under `leaseId` by `runnerId` is accepted. A lease belongs to the
+ * runner that took it: another runner's token is stale even with the right lease id. A holder whose
+ * lease lapsed but whose job nobody has re-leased yet still finishes it: the work is done, so it is
+ * not thrown away.
  */
-export function checkFinish(job: { status: JobStatus; leaseId: string | null }, leaseId: string, terminal: JobStatus): LeaseCheck {
-  if (job.leaseId !== leaseId) return "stale";
+export function checkFinish(job: LeaseHolder, leaseId: string, runnerId: string, terminal: JobStatus): LeaseCheck {
+  if (job.leaseId !== leaseId || job.leasedBy !== runnerId) return "stale";
   if (job.status === "leased" || job.status === "queued") return "ok";
   return job.status === terminal ? "duplicate" : "stale";
 }

@@ -1,13 +1,23 @@
-import { and, eq, lt } from "drizzle-orm";
+import { and, asc, eq, lt, ne } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
-import { jobs, type JobStatus } from "../db/schema";
+import { jobAttempts, jobs, type AttemptStatus, type JobStatus } from "../db/schema";
 import { appendEvent } from "../lib/events";
 import type { JobEnd } from "./owner-handlers";
 import type { JobError, JobOwner } from "./payloads";
 
 export const JOB_EVENT_TYPES = ["job.queued", "job.leased", "job.requeued", "job.completed", "job.failed", "job.dead"] as const;
 export type JobEventType = (typeof JOB_EVENT_TYPES)[number];
+
+/** One lease a job took: started when leased, ended by the notice that carries it. */
+export interface AttemptRecord {
+  attempt: number;
+  runner_id: string | null;
+  status: AttemptStatus;
+  started_at: string;
+  ended_at: string | null;
+  error?: JobError;
+}
 
 /** One change of a job inside the RunnerInbox, as carried by its outbox to D1. */
 export interface InboxNotice {
@@ -22,16 +32,19 @@ export interface InboxNotice {
   reason?: string;
   error?: JobError;
   result?: Record<string, unknown>;
+  /** The lease this change started or ended, for the job's attempt history. */
+  attempt_record?: AttemptRecord;
 }
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);
 
 /**
- * Applies inbox notices to the `jobs` row and the events feed in one atomic batch. Re-delivery
- * and overlapping deliveries are harmless: a row only moves forward in seq, and each event is
- * keyed by its outbox seq.
+ * Applies inbox notices to the `jobs` row, its attempt history and the events feed in one atomic
+ * batch. Re-delivery and overlapping deliveries are harmless: a row only moves forward in seq, and
+ * each event is keyed by its outbox seq. The row's `result` and `error` describe its current state
+ * only (a retried failure's error lives on in the attempt history, not beside a later result).
  */
-export async function recordInboxNotices(db: Db, inboxId: string, notices: { seq: number; notice: InboxNotice }[]) {
+export function inboxNoticeStatements(db: Db, inboxId: string, notices: { seq: number; notice: InboxNotice }[]): BatchItem<"sqlite">[] {
   const statements: BatchItem<"sqlite">[] = [];
   for (const { seq, notice } of notices) {
     statements.push(
@@ -41,8 +54,8 @@ export async function recordInboxNotices(db: Db, inboxId: string, notices: { seq
           status: notice.status,
           attempt: notice.attempt,
           leasedBy: notice.leased_by,
-          ...(notice.result !== undefined ? { result: notice.result } : {}),
-          ...(notice.error !== undefined ? { error: notice.error } : {}),
+          result: notice.result ?? null,
+          error: notice.error ?? null,
           updatedAt: notice.at,
           finishedAt: TERMINAL.has(notice.status) ? notice.at : null,
           inboxSeq: seq,
@@ -68,9 +81,52 @@ export async function recordInboxNotices(db: Db, inboxId: string, notices: { seq
         new Date(notice.at),
       ),
     );
+    const record = notice.attempt_record;
+    if (record) {
+      const values = {
+        runnerId: record.runner_id,
+        status: record.status,
+        error: record.error ?? null,
+        startedAt: record.started_at,
+        endedAt: record.ended_at,
+        inboxSeq: seq,
+      };
+      statements.push(
+        db
+          .insert(jobAttempts)
+          .values({ jobId: notice.job_id, attempt: record.attempt, ...values })
+          .onConflictDoUpdate({
+            target: [jobAttempts.jobId, jobAttempts.attempt],
+            set: values,
+            setWhere: lt(jobAttempts.inboxSeq, seq),
+          }),
+      );
+    }
   }
+  return statements;
+}
+
+export async function recordInboxNotices(db: Db, inboxId: string, notices: { seq: number; notice: InboxNotice }[]) {
+  const statements = inboxNoticeStatements(db, inboxId, notices);
   if (statements.length === 0) return;
   await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+}
+
+/** A job's counted attempts, oldest first (claims that never reached a live runner are left out). */
+export async function listAttempts(db: Db, jobId: string): Promise<AttemptRecord[]> {
+  const rows = await db
+    .select()
+    .from(jobAttempts)
+    .where(and(eq(jobAttempts.jobId, jobId), ne(jobAttempts.status, "released")))
+    .orderBy(asc(jobAttempts.attempt));
+  return rows.map((r) => ({
+    attempt: r.attempt,
+    runner_id: r.runnerId,
+    status: r.status,
+    started_at: r.startedAt,
+    ended_at: r.endedAt,
+    ...(r.error ? { error: r.error } : {}),
+  }));
 }
 
 /** An owner handler kept failing: the job's end is recorded as never acted upon, for an operator. */

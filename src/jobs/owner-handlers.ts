@@ -1,6 +1,7 @@
 import type { JobStatus } from "../db/schema";
 import type { Env } from "../env";
 import { onDispatchJobEnd } from "../tasks/dispatch/llm-select";
+import { onTeamStageJobEnd } from "../team/round-handler";
 import type { OwnerKind } from "./owner-kinds";
 import type { JobError, JobOwner } from "./payloads";
 
@@ -33,6 +34,8 @@ export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<Owne
   ["admin", async () => {}],
   // llm_select picks: the task records whether the pick was used; the handler records how the job ended.
   ["dispatch", onDispatchJobEnd],
+  // Team-as-Agent stage jobs: the round advances as soon as a stage ends.
+  ["team_round", (env, end) => onTeamStageJobEnd(env, end)],
 ]);
 
 export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { checkResult, JOB_LIMITS, jsonStringBytes } from "./limits";
 import { OWNER_KINDS } from "./owner-kinds";
 
 export const RUNTIMES = ["offline", "claude", "codex", "antigravity", "grok"] as const;
@@ -7,7 +8,12 @@ export type Runtime = (typeof RUNTIMES)[number];
 /** `utility`: run one runtime with one prompt and return its final text. */
 export const utilityPayload = z.object({
   runtime: z.enum(RUNTIMES),
-  prompt: z.string().min(1).max(100_000),
+  prompt: z
+    .string()
+    .min(1)
+    .refine((p) => jsonStringBytes(p) <= JOB_LIMITS.promptBytes, {
+      message: `must be at most ${JOB_LIMITS.promptBytes} bytes (64 KiB) of UTF-8 in its JSON encoding`,
+    }),
   model: z.string().min(1).max(200).optional(),
   timeout_ms: z.number().int().min(1_000).max(3_600_000).default(600_000),
 });
@@ -28,3 +34,9 @@ export type JobError = z.infer<typeof jobError>;
 
 /** What a runner reports for a finished job; usage appears only when the CLI measured it. */
 export const jobResult = z.record(z.string(), z.unknown());
+
+/** A result within JOB_LIMITS (the HTTP layer checks first and answers 413/422; this guards the inbox). */
+export const boundedJobResult = jobResult.superRefine((value, ctx) => {
+  const check = checkResult(value);
+  if (!check.ok) ctx.addIssue({ code: "custom", message: check.detail });
+});

@@ -17,7 +17,7 @@ export interface PreparedJob {
   message: DispatchMessage;
 }
 
-function insertJobRow(db: Db, jobId: string, job: NewJob, at: string) {
+function insertJobRow(db: Db, jobId: string, job: NewJob, at: string, rowPayload?: Record<string, unknown>) {
   return db.insert(jobs).values({
     id: jobId,
     kind: job.kind,
@@ -25,7 +25,7 @@ function insertJobRow(db: Db, jobId: string, job: NewJob, at: string) {
     status: "queued",
     ownerKind: job.owner.kind,
     ownerId: job.owner.id,
-    payload: job.payload as Record<string, unknown>,
+    payload: rowPayload ?? (job.payload as Record<string, unknown>),
     attempt: 0,
     createdAt: at,
     updatedAt: at,
@@ -36,12 +36,19 @@ function insertJobRow(db: Db, jobId: string, job: NewJob, at: string) {
  * The statements that record a job, so a feature can land the job and its own state change in one
  * atomic batch (then `dispatchJob`). `jobId` may be chosen by the caller to reference it in its rows.
  */
-export function prepareJob(db: Db, job: NewJob, now: Date, jobId: string = newId("job")): PreparedJob {
+export function prepareJob(
+  db: Db,
+  job: NewJob,
+  now: Date,
+  jobId: string = newId("job"),
+  /** What the D1 row keeps of the payload when it carries a secret (a member token) the row must not. */
+  options: { rowPayload?: Record<string, unknown> } = {},
+): PreparedJob {
   const at = now.toISOString();
   return {
     jobId,
     statements: [
-      insertJobRow(db, jobId, job, at),
+      insertJobRow(db, jobId, job, at, options.rowPayload),
       appendEvent(
         db,
         {

@@ -27,11 +27,27 @@ export function testClockEnabled(env: Pick<Env, "ENVIRONMENT">): boolean {
   return env.ENVIRONMENT !== "production";
 }
 
+/**
+ * How long this isolate keeps the test clock's offset: another isolate sees a clock move within
+ * this time, this one at once (`rememberClockOffset` after the admin route writes it).
+ */
+export const CLOCK_CACHE_MS = 1_000;
+let cachedOffset: { offsetMs: number; until: number } | null = null;
+
 /** Production never reads the offset row, so a stale test offset can never leak into it. */
 export async function loadClock(env: Pick<Env, "ENVIRONMENT" | "DB">): Promise<Clock> {
   if (!testClockEnabled(env)) return systemClock;
+  const now = Date.now();
+  if (cachedOffset && cachedOffset.until > now) return clockWithOffset(cachedOffset.offsetMs);
   const row = await getDb(env.DB).select().from(clockState).where(eq(clockState.id, 1)).get();
-  return clockWithOffset(row?.offsetMs ?? 0);
+  const offsetMs = row?.offsetMs ?? 0;
+  cachedOffset = { offsetMs, until: now + CLOCK_CACHE_MS };
+  return clockWithOffset(offsetMs);
+}
+
+/** The offset this isolate just stored: later requests here use it without waiting for the cache to lapse. */
+export function rememberClockOffset(offsetMs: number): void {
+  cachedOffset = { offsetMs, until: Date.now() + CLOCK_CACHE_MS };
 }
 
 /**

@@ -12,10 +12,24 @@ import { appendEvent } from "./events";
 export interface ConfigSection<S extends ZodObject = ZodObject> {
   name: string;
   schema: S;
+  /**
+   * How GET/PUT show the stored value, when that is not the value itself: a section that must keep
+   * "unset" apart from a default (`team`) stores what was written and shows the effective values.
+   */
+  view?: (value: z.infer<S>) => Record<string, unknown>;
 }
 
-export function defineConfigSection<S extends ZodObject>(name: string, schema: S): ConfigSection<S> {
-  return { name, schema };
+export function defineConfigSection<S extends ZodObject>(
+  name: string,
+  schema: S,
+  options: { view?: (value: z.infer<S>) => Record<string, unknown> } = {},
+): ConfigSection<S> {
+  return { name, schema, ...options };
+}
+
+/** The section as clients see it (its `view`, or the value). */
+export function presentSection<S extends ZodObject>(section: ConfigSection<S>, value: z.infer<S>): Record<string, unknown> {
+  return section.view ? section.view(value) : (value as Record<string, unknown>);
 }
 
 /** The stored value re-parsed through the schema; a row that no longer parses falls back to defaults. */
@@ -23,6 +37,23 @@ export async function readSection<S extends ZodObject>(db: Db, section: ConfigSe
   const row = await db.select().from(settings).where(eq(settings.section, section.name)).get();
   const parsed = section.schema.safeParse(row?.value ?? {});
   return (parsed.success ? parsed.data : section.schema.parse({})) as z.infer<S>;
+}
+
+/**
+ * How long this isolate keeps a section read through `readSectionCached`: a change made through
+ * another isolate is seen within this time, one made through this isolate at once.
+ */
+export const CONFIG_CACHE_MS = 2_000;
+const sectionCache = new Map<string, { value: unknown; until: number }>();
+
+/** `readSection` through a short per-isolate cache, for hot paths (every runner lease). */
+export async function readSectionCached<S extends ZodObject>(db: Db, section: ConfigSection<S>): Promise<z.infer<S>> {
+  const now = Date.now();
+  const hit = sectionCache.get(section.name);
+  if (hit && hit.until > now) return hit.value as z.infer<S>;
+  const value = await readSection(db, section);
+  sectionCache.set(section.name, { value, until: now + CONFIG_CACHE_MS });
+  return value;
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -74,5 +105,6 @@ export async function writeSection<S extends ZodObject>(
       now,
     ),
   ]);
+  sectionCache.set(section.name, { value: parsed.data, until: Date.now() + CONFIG_CACHE_MS });
   return parsed.data as z.infer<S>;
 }

@@ -42,6 +42,33 @@ export function findCredential(db: Db, id: string) {
   return db.select().from(credentials).where(eq(credentials.id, id)).get();
 }
 
+/**
+ * How long this isolate trusts a credential row it read: a token revoked elsewhere stops working
+ * within this time (under the promised 5 s); one revoked through this isolate stops at once.
+ */
+export const CREDENTIAL_CACHE_MS = 4_000;
+const CREDENTIAL_CACHE_MAX = 1_000;
+type CredentialRow = NonNullable<Awaited<ReturnType<typeof findCredential>>>;
+const credentialCache = new Map<string, { row: CredentialRow; until: number }>();
+
+/**
+ * `findCredential` through a short per-isolate cache, so a busy runner's every call does not cost
+ * a D1 read. Only rows that exist are kept (a flood of made-up ids cannot fill it), at most
+ * CREDENTIAL_CACHE_MAX of them, oldest dropped first.
+ */
+export async function findCredentialCached(db: Db, id: string): Promise<CredentialRow | undefined> {
+  const now = Date.now();
+  const hit = credentialCache.get(id);
+  if (hit && hit.until > now) return hit.row;
+  const row = await findCredential(db, id);
+  credentialCache.delete(id);
+  if (row) {
+    if (credentialCache.size >= CREDENTIAL_CACHE_MAX) credentialCache.delete(credentialCache.keys().next().value!);
+    credentialCache.set(id, { row, until: now + CREDENTIAL_CACHE_MS });
+  }
+  return row;
+}
+
 /** A token is `<credential id>.<secret>`; anything else is not one of ours. */
 export function splitToken(token: string): { id: string; secret: string } | null {
   const match = /^([a-z]+_[0-9a-f]{16})\.([0-9a-f]{64})$/.exec(token);
@@ -76,6 +103,7 @@ export async function listCredentials(db: Db, kind: CredentialKind, page: { limi
 export async function revokeCredential(db: Db, kind: CredentialKind, id: string, by: string, now: Date) {
   const row = await findCredential(db, id);
   if (!row || row.kind !== kind) throw new AppError("not_found", `${kind} ${id} not found`);
+  credentialCache.delete(id);
   if (row.revokedAt) return row;
   const revokedAt = now.toISOString();
   const [, [updated]] = await db.batch([
@@ -86,5 +114,6 @@ export async function revokeCredential(db: Db, kind: CredentialKind, id: string,
       .where(and(eq(credentials.id, id), eq(credentials.kind, kind)))
       .returning(),
   ]);
+  credentialCache.delete(id);
   return updated ?? { ...row, revokedAt };
 }

@@ -12,6 +12,7 @@ import { integrationsRoutes } from "./http/integrations";
 import { runnerRoutes } from "./http/runner";
 import { tasksRoutes } from "./http/tasks";
 import { topologyRoutes } from "./http/topology";
+import { costRoutes, teamRoutes, teamTaskRoutes } from "./http/team";
 import { bodyLimit } from "./middleware/body-limit";
 import { methodNotAllowed } from "./middleware/method-not-allowed";
 import { requestId } from "./middleware/request-id";
@@ -39,6 +40,9 @@ app.route("/v1/employees", employeesRoutes);
 app.route("/v1/tasks", tasksRoutes);
 app.route("/v1/topology", topologyRoutes);
 app.route("/v1/integrations", integrationsRoutes);
+app.route("/v1/team", teamRoutes);
+app.route("/v1/tasks", teamTaskRoutes);
+app.route("/v1/cost", costRoutes);
 
 app.notFound((c) => problemResponse(c, new AppError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
 

@@ -4,6 +4,7 @@ import { registry } from "../lib/registry";
 import { runnerConfig } from "../jobs/config";
 import { dispatchConfig, dispatchGuardConfig } from "../tasks/dispatch/config";
 import { topologyConfig } from "../topology/config";
+import { teamConfig } from "../team/config";
 
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({
@@ -12,4 +13,5 @@ export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<stri
   [dispatchConfig.name]: dispatchConfig,
   [dispatchGuardConfig.name]: dispatchGuardConfig,
   [topologyConfig.name]: topologyConfig,
+  [teamConfig.name]: teamConfig,
 });

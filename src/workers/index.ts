@@ -8,6 +8,8 @@ import { ticksFor } from "./cron/ticks";
 
 export { RateWindow } from "../durable-objects/rate-window";
 export { RunnerInbox } from "../durable-objects/runner-inbox";
+export { TaskBudget } from "../durable-objects/task-budget";
+export { TeamAdmission } from "../durable-objects/team-admission";
 
 /** Queue names, as in wrangler.toml. */
 export const QUEUES = {

@@ -1,57 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { alive, descendants, freePort, processesMentioning } from "./npm-start";
 import { ROOT } from "./stack";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-/** All descendants of `root` (Linux /proc): wrangler's wrapper, its CLI, workerd, the runner. */
-function descendants(root: number): number[] {
-  const parents = new Map<number, number[]>();
-  for (const d of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const ppid = Number(readFileSync(`/proc/${d}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
-      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(d)]);
-    } catch {
-      // exited while we looked
-    }
-  }
-  const found: number[] = [];
-  const walk = (pid: number) => (parents.get(pid) ?? []).forEach((c) => (found.push(c), walk(c)));
-  walk(root);
-  return found;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/** Pids whose command line mentions `marker` (Linux /proc), to prove nothing was left running. */
-function processesMentioning(marker: string): number[] {
-  return readdirSync("/proc")
-    .filter((d) => /^\d+$/.test(d))
-    .flatMap((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker) ? [Number(pid)] : [];
-      } catch {
-        return [];
-      }
-    });
-}
 
 describe("npm start", () => {
   const scratch = mkdtempSync(join(tmpdir(), "crewplane-start-"));

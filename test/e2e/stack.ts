@@ -62,14 +62,11 @@ export function startRunner(url: string, token: string, extraEnv: Record<string,
     join(ROOT, "local-runner/fixtures/fake-clis"),
     ...(process.env.PATH ?? "").split(delimiter).filter((p) => !p.includes("node_modules")),
   ].join(delimiter);
-  const child = spawn(
-    join(ROOT, "local-runner/bin/crewplane-runner"),
-    ["--url", url, "--token", token, "--home", home, "--concurrency", "2"],
-    {
-      env: { ...process.env, PATH: path, ...extraEnv },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const child = spawn(join(ROOT, "local-runner/bin/crewplane-runner"), ["--url", url, "--home", home, "--concurrency", "2"], {
+    // The token goes in the environment: a command line is readable by every user of the host.
+    env: { ...process.env, PATH: path, CREWPLANE_RUNNER_TOKEN: token, ...extraEnv },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));

@@ -88,7 +88,12 @@ describe("a runner stopped in the middle of a job", () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(await a.stop()).toBe(0);
-    const handedBack = await stack.api(`/v1/events?type=job.requeued&subject=${jobId}`);
+    // The events feed is written through the inbox's outbox, just after the change: wait for it.
+    let handedBack = await stack.api(`/v1/events?type=job.requeued&subject=${jobId}`);
+    for (const until = Date.now() + 15_000; handedBack.body.events.length === 0 && Date.now() < until;) {
+      await new Promise((r) => setTimeout(r, 200));
+      handedBack = await stack.api(`/v1/events?type=job.requeued&subject=${jobId}`);
+    }
     expect(handedBack.body.events).toEqual([
       expect.objectContaining({
         payload: expect.objectContaining({ reason: "retryable_failure", error: expect.objectContaining({ code: "runner_shutdown" }) }),

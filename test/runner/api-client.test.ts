@@ -26,7 +26,7 @@ describe("api client", () => {
       payload: { runtime: "offline" },
     };
     const { calls, client } = cannedFetch(200, { jobs: [job] });
-    expect(await client.lease({ capacity: 2, wait_ms: 20_000, runtimes: ["offline"], poll_id: "poll-0001" })).toEqual([job]);
+    expect(await client.lease({ capacity: 2, wait_ms: 20_000, runtimes: ["offline"], poll_id: "poll-0001" })).toEqual({ jobs: [job] });
     expect(calls[0]!.url).toBe("http://worker.test/v1/runner/lease");
     expect(new Headers(calls[0]!.init.headers).get("authorization")).toBe("Bearer tok");
     expect(JSON.parse(String(calls[0]!.init.body))).toEqual({ capacity: 2, wait_ms: 20_000, runtimes: ["offline"], poll_id: "poll-0001" });

@@ -15,6 +15,7 @@ describe("parseCli", () => {
     expect(run(["--url", "http://127.0.0.1:8787/", "--token", "t1"])).toEqual({
       url: "http://127.0.0.1:8787",
       token: "t1",
+      tokenSource: "flag",
       home: join(homedir(), ".crewplane"),
       concurrency: 2,
     });
@@ -27,7 +28,7 @@ describe("parseCli", () => {
       CREWPLANE_HOME: "/srv/cp",
       CREWPLANE_CONCURRENCY: "4",
     };
-    expect(run([], env)).toEqual({ url: "https://cp.example", token: "env-token", home: "/srv/cp", concurrency: 4 });
+    expect(run([], env)).toEqual({ url: "https://cp.example", token: "env-token", tokenSource: "env", home: "/srv/cp", concurrency: 4 });
   });
 
   it("lets flags win over the environment and restricts runtimes", () => {
@@ -35,7 +36,7 @@ describe("parseCli", () => {
       CREWPLANE_RUNNER_TOKEN: "env",
       CREWPLANE_CONCURRENCY: "9",
     });
-    expect(options).toMatchObject({ token: "flag", concurrency: 1, runtimes: ["offline", "claude"] });
+    expect(options).toMatchObject({ token: "flag", tokenSource: "flag", concurrency: 1, runtimes: ["offline", "claude"] });
   });
 
   it("returns the help command for --help", () => {
@@ -44,7 +45,7 @@ describe("parseCli", () => {
 
   it.each([
     [["--token", "t"], /missing --url/],
-    [["--url", "http://a"], /missing --token/],
+    [["--url", "http://a"], /missing CREWPLANE_RUNNER_TOKEN/],
     [["--url", "ftp://a", "--token", "t"], /http/],
     [["--url", "http://a", "--token", "t", "--concurrency", "0"], /concurrency/],
     [["--url", "http://a", "--token", "t", "--concurrency", "2.5"], /concurrency/],

@@ -80,11 +80,12 @@ describe("poll loop", () => {
 
   it("kills a job whose extend gets 409 and never reports it", async () => {
     const { server, home, logged } = await setup();
+    const job = server.enqueue({ payload: { runtime: "claude", prompt: "[[fake:hang]]", timeout_ms: 60_000 }, leaseMs: 1500 });
+    // The lease goes stale only once the CLI is up, so a slow start cannot hide what is tested.
     server.override = (req) =>
-      req.path.endsWith("/extend")
+      req.path.endsWith("/extend") && readFakePids(workDirFor(home, job.job_id))
         ? { status: 409, body: { type: "about:blank", title: "Conflict", status: 409, code: "conflict", detail: "stale lease" } }
         : undefined;
-    const job = server.enqueue({ payload: { runtime: "claude", prompt: "[[fake:hang]]", timeout_ms: 60_000 }, leaseMs: 1500 });
 
     const pids = await waitFor(() => readFakePids(workDirFor(home, job.job_id)), "the fake claude to start");
     await waitFor(() => logged("job.dropped", job.job_id), "the runner to drop the job");

@@ -5,3 +5,4 @@ export * from "./settings";
 export * from "./approvals";
 export * from "./tasks";
 export * from "./topology";
+export * from "./team";

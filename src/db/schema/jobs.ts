@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const JOB_STATUSES = ["queued", "leased", "completed", "failed", "dead"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -28,4 +28,27 @@ export const jobs = sqliteTable(
     inboxSeq: integer("inbox_seq").notNull().default(0),
   },
   (t) => [index("jobs_owner_idx").on(t.ownerKind, t.ownerId), index("jobs_status_idx").on(t.status, t.createdAt)],
+);
+
+export const ATTEMPT_STATUSES = ["leased", "completed", "failed", "lease_expired", "runner_revoked", "released"] as const;
+export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
+
+/**
+ * One row per lease a job took, so a job's finished view shows its history apart from its outcome.
+ * `released` marks a claim that never reached a live runner (it did not count as an attempt; the
+ * next lease reuses the number). `inbox_seq` orders overlapping deliveries as on `jobs`.
+ */
+export const jobAttempts = sqliteTable(
+  "job_attempts",
+  {
+    jobId: text("job_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    runnerId: text("runner_id"),
+    status: text("status", { enum: ATTEMPT_STATUSES }).notNull(),
+    error: text("error", { mode: "json" }).$type<{ code: string; message: string }>(),
+    startedAt: text("started_at").notNull(),
+    endedAt: text("ended_at"),
+    inboxSeq: integer("inbox_seq").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.attempt] })],
 );

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { RUNTIMES } from "../../jobs/payloads";
 import { defineConfigSection } from "../../lib/config";
 import { label } from "../../lib/validation";
+import { TEAM_DISPATCH_FIELDS, TEAM_DISPATCH_GUARD_FIELDS } from "../../team/limits";
 
 export const DISPATCH_POLICIES = ["fixed_hierarchy", "round_robin", "llm_select"] as const;
 export type DispatchPolicy = (typeof DISPATCH_POLICIES)[number];
@@ -28,19 +29,24 @@ export const dispatchConfig = defineConfigSection(
       })
       .strict()
       .prefault({}),
+    // Team-as-Agent's knobs in this section (seed 002: team_budget, ephemeral_max_active, …).
+    ...TEAM_DISPATCH_FIELDS,
   }),
 );
 export type DispatchConfig = z.infer<typeof dispatchConfig.schema>;
 
 /**
  * `[dispatch_guard]`: a sliding window per employee on dispatches (seed 002: 20 per minute). Over the
- * limit a dispatch is refused with 429 and nothing is created. D5 overrides do not bypass it.
+ * limit a dispatch is refused with 429 and nothing is created. D5 overrides do not bypass it. The
+ * `role_team_max_in_window` window (team spawns) is separate: src/team/rate.ts.
  */
 export const dispatchGuardConfig = defineConfigSection(
   "dispatch_guard",
   z.object({
     max_in_window: z.number().int().min(1).max(10_000).default(20),
     window_secs: z.number().int().min(1).max(86_400).default(60),
+    // Team-as-Agent's role-member spawns, counted in their own window (seed 002: 60 per minute).
+    ...TEAM_DISPATCH_GUARD_FIELDS,
   }),
 );
 export type DispatchGuardConfig = z.infer<typeof dispatchGuardConfig.schema>;

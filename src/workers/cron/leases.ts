@@ -1,8 +1,19 @@
+import { getDb } from "../../db/client";
 import { getRunnerInbox } from "../../durable-objects/runner-inbox";
 import type { Env } from "../../env";
+import { readSection } from "../../lib/config";
+import { runnerConfig } from "../../jobs/config";
+import { reconcileQueuedJobs } from "../../jobs/reconcile";
 
-/** Lapses expired runner leases (re-queue or dead) and re-delivers any undelivered job outcomes. */
+/**
+ * The `leases` tick: in the inbox, lapse expired leases and unacknowledged claims, give up jobs
+ * queued past `max_queue_ms`, re-deliver undelivered outcomes and prune long-finished jobs; then
+ * reconcile D1 with the inbox (jobs queued in D1 that the inbox never received).
+ */
 export async function leasesTick(env: Env, now: Date) {
-  const { requeued, dead, pending_notices } = await getRunnerInbox(env).sweep({ now: now.getTime() });
-  return { requeued, dead, pending_notices };
+  const db = getDb(env.DB);
+  const config = await readSection(db, runnerConfig);
+  const swept = await getRunnerInbox(env).sweep({ now: now.getTime(), retainFinishedMs: config.retain_finished_hours * 3_600_000 });
+  const reconciled = await reconcileQueuedJobs(env, db, now, config);
+  return { ...swept, reconciled };
 }

@@ -1,96 +1,149 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { getRunnerInbox, type FinishOutcome } from "../../durable-objects/runner-inbox";
+import { getRunnerInbox, type FinishOutcome, type LeaseRefOutcome } from "../../durable-objects/runner-inbox";
 import { requireAuth } from "../../lib/auth";
-import { readSection } from "../../lib/config";
+import { readSectionCached } from "../../lib/config";
 import { AppError } from "../../lib/errors";
 import { validate } from "../../lib/validation";
 import { runnerConfig } from "../../jobs/config";
-import { jobError, jobResult, RUNTIMES } from "../../jobs/payloads";
+import { checkResult, JOB_LIMITS } from "../../jobs/limits";
+import { jobError, jobResult, RUNTIMES, type Runtime } from "../../jobs/payloads";
 import type { AppEnv } from "../app-env";
 
 const pollId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "8-64 characters of [A-Za-z0-9_-]");
+/** Any runtime name a runner may offer; the ones this Worker does not know are reported back, not refused. */
+const runtimeName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$/, "1-32 characters of [A-Za-z0-9_.-]");
+const KNOWN_RUNTIMES: ReadonlySet<string> = new Set(RUNTIMES);
 
-const leaseBody = z.object({
+const leaseBody = z.strictObject({
   capacity: z.number().int().min(1).max(100),
   wait_ms: z.number().int().min(0).max(25_000).default(0),
-  runtimes: z.array(z.enum(RUNTIMES)).min(1).max(RUNTIMES.length),
+  runtimes: z.array(runtimeName).min(1).max(32),
   /** Names this long-poll so a runner that abandons it can cancel it (`/polls/:poll_id/cancel`). */
   poll_id: pollId.optional(),
 });
 const jobParam = z.object({ id: z.string().min(1).max(64) });
 const leaseRef = { lease_id: z.string().min(1).max(64) };
 
-function finishResponse(outcome: FinishOutcome, jobId: string) {
-  if (outcome.ok) return { job_id: jobId, status: outcome.status, duplicate: outcome.duplicate };
-  if (outcome.reason === "not_found") throw new AppError("not_found", `job ${jobId} not found`);
-  throw new AppError("stale_lease", `The lease is not current for job ${jobId} (job is ${outcome.status})`, {
-    extra: { status: outcome.status },
+function staleLease(jobId: string, jobStatus: string): AppError {
+  // `status` is the HTTP status in problem+json; the job's own status has a field of its own.
+  return new AppError("stale_lease", `The lease is not current for job ${jobId} (job is ${jobStatus})`, {
+    extra: { job_id: jobId, job_status: jobStatus },
   });
 }
 
-/** The runner protocol (API.md): lease, extend, complete, fail — all against the RunnerInbox. */
+function leaseRefResponse(outcome: LeaseRefOutcome, jobId: string) {
+  if (outcome.ok) return { job_id: jobId, lease_expires_at: outcome.lease_expires_at };
+  if (outcome.reason === "not_found") throw new AppError("not_found", `job ${jobId} not found`);
+  throw staleLease(jobId, outcome.status);
+}
+
+function finishResponse(outcome: FinishOutcome, jobId: string) {
+  if (outcome.ok) return { job_id: jobId, status: outcome.status, duplicate: outcome.duplicate };
+  if (outcome.reason === "not_found") throw new AppError("not_found", `job ${jobId} not found`);
+  if (outcome.reason === "result_conflict") {
+    throw new AppError("result_conflict", `Job ${jobId} was already completed under this lease with a different result`, {
+      extra: { job_id: jobId, job_status: outcome.status },
+    });
+  }
+  throw staleLease(jobId, outcome.status);
+}
+
+/** Refuses a result over JOB_LIMITS before any work: the job stays leased, as it was. */
+function assertResultFits(result: unknown) {
+  const check = checkResult(result);
+  if (check.ok) return;
+  if (check.limit === "result_bytes") {
+    throw new AppError("payload_too_large", check.detail, { extra: { limit: check.limit, limit_bytes: JOB_LIMITS.resultBytes } });
+  }
+  throw new AppError("validation_failed", check.detail, {
+    errors: [{ path: "result", message: check.detail }],
+    extra: { limit: check.limit, limit_depth: JOB_LIMITS.resultDepth },
+  });
+}
+
+/** The runner protocol (API.md): lease, ack, extend, complete, fail — all against the RunnerInbox. */
 export const runnerRoutes = new Hono<AppEnv>()
   .use(requireAuth({ runner: true }))
   .post("/lease", validate("json", leaseBody), async (c) => {
     const body = c.req.valid("json");
-    const config = await readSection(getDb(c.env.DB), runnerConfig);
+    const known = [...new Set(body.runtimes.filter((r) => KNOWN_RUNTIMES.has(r)))] as Runtime[];
+    const ignored = [...new Set(body.runtimes.filter((r) => !KNOWN_RUNTIMES.has(r)))];
+    const config = await readSectionCached(getDb(c.env.DB), runnerConfig);
     const jobs = await getRunnerInbox(c.env).lease({
       runnerId: c.var.principal.id,
       capacity: body.capacity,
-      runtimes: body.runtimes,
+      runtimes: known,
       waitMs: Math.min(body.wait_ms, config.max_wait_ms),
       visibilityMs: config.lease_visibility_ms,
+      ackWindowMs: config.ack_window_ms,
       pollId: body.poll_id,
       now: c.var.clock.nowMs(),
     });
-    return c.json({ jobs });
+    return c.json({ jobs, ignored_runtimes: ignored, settings: { keep_failed_work_hours: config.keep_failed_work_hours } });
   })
-  .post("/polls/:poll_id/cancel", validate("param", z.object({ poll_id: pollId })), async (c) => {
+  .post("/polls/:poll_id/cancel", validate("param", z.object({ poll_id: pollId })), validate("json", z.strictObject({})), async (c) => {
     const { poll_id } = c.req.valid("param");
     const outcome = await getRunnerInbox(c.env).cancelPoll({ pollId: poll_id, runnerId: c.var.principal.id, now: c.var.clock.nowMs() });
     return c.json({ poll_id, released: outcome.released });
   })
+  .post("/jobs/:id/ack", validate("param", jobParam), validate("json", z.strictObject(leaseRef)), async (c) => {
+    const { id } = c.req.valid("param");
+    const outcome = await getRunnerInbox(c.env).ack({
+      jobId: id,
+      leaseId: c.req.valid("json").lease_id,
+      runnerId: c.var.principal.id,
+      now: c.var.clock.nowMs(),
+    });
+    return c.json(leaseRefResponse(outcome, id));
+  })
   .post(
     "/jobs/:id/extend",
     validate("param", jobParam),
-    validate("json", z.object({ ...leaseRef, extend_ms: z.number().int().min(1_000).max(3_600_000) })),
+    validate("json", z.strictObject({ ...leaseRef, extend_ms: z.number().int().min(1_000).max(3_600_000) })),
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
       const outcome = await getRunnerInbox(c.env).extend({
         jobId: id,
         leaseId: body.lease_id,
+        runnerId: c.var.principal.id,
         extendMs: body.extend_ms,
         now: c.var.clock.nowMs(),
       });
-      if (outcome.ok) return c.json({ job_id: id, lease_expires_at: outcome.lease_expires_at });
-      if (outcome.reason === "not_found") throw new AppError("not_found", `job ${id} not found`);
-      throw new AppError("stale_lease", `The lease is not current for job ${id}`);
+      return c.json(leaseRefResponse(outcome, id));
     },
   )
-  .post("/jobs/:id/complete", validate("param", jobParam), validate("json", z.object({ ...leaseRef, result: jobResult })), async (c) => {
-    const { id } = c.req.valid("param");
-    const body = c.req.valid("json");
-    const outcome = await getRunnerInbox(c.env).complete({
-      jobId: id,
-      leaseId: body.lease_id,
-      result: body.result,
-      now: c.var.clock.nowMs(),
-    });
-    return c.json(finishResponse(outcome, id));
-  })
+  .post(
+    "/jobs/:id/complete",
+    validate("param", jobParam),
+    validate("json", z.strictObject({ ...leaseRef, result: jobResult })),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const body = c.req.valid("json");
+      assertResultFits(body.result);
+      const outcome = await getRunnerInbox(c.env).complete({
+        jobId: id,
+        leaseId: body.lease_id,
+        runnerId: c.var.principal.id,
+        result: body.result,
+        now: c.var.clock.nowMs(),
+      });
+      return c.json(finishResponse(outcome, id));
+    },
+  )
   .post(
     "/jobs/:id/fail",
     validate("param", jobParam),
-    validate("json", z.object({ ...leaseRef, error: jobError, retryable: z.boolean() })),
+    validate("json", z.strictObject({ ...leaseRef, error: jobError.strict(), retryable: z.boolean() })),
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
       const outcome = await getRunnerInbox(c.env).fail({
         jobId: id,
         leaseId: body.lease_id,
+        runnerId: c.var.principal.id,
         error: body.error,
         retryable: body.retryable,
         now: c.var.clock.nowMs(),

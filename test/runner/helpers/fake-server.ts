@@ -25,6 +25,7 @@ export interface QueuedJob {
 }
 
 type Reply = { status: number; body?: unknown } | undefined;
+export type Verb = "lease" | "ack" | "extend" | "complete" | "fail";
 /** Return a reply to override the default for one request, or undefined for the default. */
 export type Override = (req: RecordedRequest) => Reply;
 
@@ -35,8 +36,12 @@ export interface FakeRunnerServer {
   /** Queue a job; it is handed out by the next lease call. */
   enqueue(job: Partial<QueuedJob> & { payload: unknown }): QueuedJob & { lease_id: () => string | undefined };
   override: Override | undefined;
-  requestsTo(verb: "lease" | "extend" | "complete" | "fail", jobId?: string): RecordedRequest[];
-  waitForRequest(verb: "lease" | "extend" | "complete" | "fail", jobId?: string, timeoutMs?: number): Promise<RecordedRequest>;
+  /** Sent in every lease response as `settings` when set (like the Worker's runner settings). */
+  settings: Record<string, unknown> | undefined;
+  /** Answer ack with "No route" 404, as a Worker from before the ack endpoint does. */
+  withoutAck: boolean;
+  requestsTo(verb: Verb, jobId?: string): RecordedRequest[];
+  waitForRequest(verb: Verb, jobId?: string, timeoutMs?: number): Promise<RecordedRequest>;
   close(): Promise<void>;
 }
 
@@ -69,10 +74,13 @@ export async function startFakeServer(options: { token?: string } = {}): Promise
 
     if (recorded.path === "/v1/runner/lease") return lease(recorded, res);
     if (/^\/v1\/runner\/polls\/[^/]+\/cancel$/.test(recorded.path)) return send(res, 200, { released: 0 });
-    const match = /^\/v1\/runner\/jobs\/([^/]+)\/(extend|complete|fail)$/.exec(recorded.path);
-    if (!match) return problem(res, 404, "not_found", "no such endpoint");
+    const match = /^\/v1\/runner\/jobs\/([^/]+)\/(ack|extend|complete|fail)$/.exec(recorded.path);
+    const noRoute = `No route for ${recorded.method} ${recorded.path}`;
+    if (!match || (match[2] === "ack" && fake.withoutAck)) return problem(res, 404, "not_found", noRoute);
     const jobId = decodeURIComponent(match[1]!);
-    if (leases.get(jobId) !== recorded.body?.lease_id) return problem(res, 409, "conflict", "stale lease");
+    if (!leases.has(jobId)) return problem(res, 404, "not_found", `job ${jobId} not found`);
+    if (leases.get(jobId) !== recorded.body?.lease_id) return problem(res, 409, "stale_lease", "stale lease");
+    if (match[2] === "ack") return send(res, 200, { job_id: jobId, lease_expires_at: new Date(Date.now() + 30_000).toISOString() });
     return send(res, 200, { ok: true });
   }
 
@@ -92,7 +100,7 @@ export async function startFakeServer(options: { token?: string } = {}): Promise
           payload: job.payload,
         };
       });
-      send(res, 200, { jobs });
+      send(res, 200, { jobs, ...(fake.settings ? { settings: fake.settings } : {}) });
     };
     if (queue.length > 0) return take();
     // Long-poll: hold the request until a job is queued, wait_ms passes or the runner hangs up.
@@ -130,6 +138,8 @@ export async function startFakeServer(options: { token?: string } = {}): Promise
     token,
     requests,
     override: undefined,
+    settings: undefined,
+    withoutAck: false,
     enqueue(job) {
       const queued: QueuedJob = {
         job_id: job.job_id ?? `job-${randomUUID()}`,

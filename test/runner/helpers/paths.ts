@@ -15,3 +15,13 @@ export function tempDir(prefix = "crewplane-runner-test-"): { dir: string; clean
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+export const fakeCodex = join(fakeClisDir, "codex");
+export const fakeGemini = join(fakeClisDir, "gemini");
+export const fakeAgy = join(fakeClisDir, "agy");
+export const fakeGrok = join(fakeClisDir, "grok");
+/** Every fake, keyed by command, for runtimeTable(). */
+export const fakeClis = { claude: fakeClaude, codex: fakeCodex, gemini: fakeGemini, agy: fakeAgy, grok: fakeGrok } as const;
+export const realCodex = join(repoRoot, "node_modules/.bin/codex");
+export const realGemini = join(repoRoot, "node_modules/.bin/gemini");
+export const runnerFixtures = join(repoRoot, "test/runner/fixtures");

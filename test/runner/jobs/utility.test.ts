@@ -9,7 +9,7 @@ import type { JobOutcome } from "../../../local-runner/src/jobs/utility.ts";
 import { buildArgv } from "../../../local-runner/src/runtimes/claude.ts";
 import { runtimeTable } from "../../../local-runner/src/runtimes/index.ts";
 import { workDirFor } from "../../../local-runner/src/work-dir.ts";
-import { fakeClaude, tempDir } from "../helpers/paths.ts";
+import { fakeClaude, fakeClis, tempDir } from "../helpers/paths.ts";
 import { expectAllDead, readFakePids, waitFor } from "../helpers/processes.ts";
 
 const cleanups: Array<() => void> = [];
@@ -58,14 +58,15 @@ describe("utility job on the fake claude", () => {
     expect(outcome.result.duration_ms).toBeGreaterThanOrEqual(0);
   });
 
-  it("passes the adapter argv verbatim, with stdin closed, in the per-job work dir", async () => {
+  it("passes the adapter argv verbatim and the prompt on stdin (then closed), in the per-job work dir", async () => {
     const { run, calls, home } = setup();
     const prompt = "-starts with a dash";
     const outcome = await run({ prompt, model: "opus" }, "job-argv");
     expect(outcome).toMatchObject({ kind: "completed", result: { model: "claude-opus-5-5", text: `FAKE_OK: ${prompt}` } });
     const [call] = calls();
     expect(call?.argv).toEqual(buildArgv({ prompt, model: "opus" }));
-    expect(call?.stdinClosed).toBe(true);
+    expect(call?.argv).not.toContain(prompt);
+    expect(call).toMatchObject({ stdinClosed: true, prompt });
     const workDir = workDirFor(home, "job-argv");
     expect(call?.cwd).toBe(workDir);
     expect(readFileSync(join(workDir, "stream.jsonl"), "utf8")).toContain('"type":"result"');
@@ -161,6 +162,39 @@ describe("utility job on the fake claude", () => {
       expect(outcome.result).not.toHaveProperty("usage");
       expect(outcome.result).not.toHaveProperty("cost_usd");
     }
+  });
+});
+
+describe("utility jobs on the other CLI runtimes (fakes)", () => {
+  it.each([
+    ["codex", "gpt-5.5", "codex"],
+    ["antigravity", "gemini-2.5-flash", "gemini"],
+    ["grok", "grok-4", "grok"],
+  ] as const)("runs a %s job in its work dir and reports text, model and usage", async (runtime, model, cli) => {
+    const { dir: home, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const log = join(home, "argv.jsonl");
+    const outcome = await runUtilityJob(
+      { job_id: `job-${runtime}`, payload: { runtime, prompt: "Summarise the week", model, timeout_ms: 20_000 } },
+      {
+        runtimes: runtimeTable({ [cli]: fakeClis[cli] }),
+        home,
+        signal: new AbortController().signal,
+        env: { ...process.env, FAKE_ARGV_LOG: log },
+      },
+    );
+    expect(outcome).toMatchObject({
+      kind: "completed",
+      result: { runtime, text: "FAKE_OK: Summarise the week", usage: { output_tokens: 10 } },
+    });
+    const call = JSON.parse(readFileSync(log, "utf8").trim());
+    expect(call).toMatchObject({ cli, prompt: expect.stringContaining("Summarise the week") });
+    expect(call.argv).not.toContain("Summarise the week");
+    expect(call.cwd).toBe(workDirFor(home, `job-${runtime}`));
+  });
+
+  it("prefers agy over gemini for antigravity when both are on PATH", () => {
+    expect(runtimeTable(fakeClis).get("antigravity")).toMatchObject({ kind: "cli", executable: fakeClis.agy });
   });
 });
 

@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildArgv, createParser, parseStream } from "../../../local-runner/src/runtimes/claude.ts";
+import { buildArgv, buildInvocation, createParser, parseStream } from "../../../local-runner/src/runtimes/claude.ts";
 import { claudeFixtures } from "../helpers/paths.ts";
 
 const recorded = (name: string): string[] => readFileSync(join(claudeFixtures, name), "utf8").split("\n");
 
 describe("claude buildArgv", () => {
-  it("asks for non-interactive stream-json output and passes the prompt after --", () => {
-    expect(buildArgv({ prompt: "Say hi" })).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--", "Say hi"]);
+  it("asks for non-interactive stream-json output (with the --verbose it requires) and keeps the prompt out of argv", () => {
+    expect(buildArgv({ prompt: "Say hi" })).toEqual(["-p", "--output-format", "stream-json", "--verbose"]);
   });
 
   it("adds --model only when a model is given", () => {
@@ -19,14 +19,13 @@ describe("claude buildArgv", () => {
       "--verbose",
       "--model",
       "sonnet",
-      "--",
-      "Say hi",
     ]);
   });
 
-  it('keeps a prompt that starts with "-" as the last argument after --', () => {
-    const argv = buildArgv({ prompt: "--help me with -x" });
-    expect(argv.slice(-2)).toEqual(["--", "--help me with -x"]);
+  it("sends the prompt, even one that looks like a flag, on stdin", () => {
+    const invocation = buildInvocation({ prompt: "--help me with -x", cwd: "/w" });
+    expect(invocation.args).not.toContain("--help me with -x");
+    expect(invocation.stdinText).toBe("--help me with -x");
   });
 });
 
@@ -83,6 +82,7 @@ describe("claude parseStream on recorded output", () => {
       kind: "no_result",
       model: "claude-sonnet-5-5",
       sessionId: "fa4e0000-0000-4000-8000-000000000001",
+      partialText: "partial answer",
     });
   });
 
@@ -119,5 +119,51 @@ describe("claude parseStream on recorded output", () => {
     expect(parser.done).toBe(false);
     parser.push(lines.at(-1)!);
     expect(parser.done).toBe(true);
+  });
+
+  it("fails a run whose MCP server claude reported as failed at init, even though the result says success", () => {
+    const outcome = parseStream(recorded("mcp-failed.jsonl"));
+    expect(outcome).toMatchObject({ kind: "error", code: "mcp_server_failed", sessionId: "S" });
+    expect(outcome.kind === "error" && outcome.message).toContain('"crewplane"');
+  });
+
+  it("still reports not_logged_in for the real run whose MCP server also failed", () => {
+    const parser = createParser();
+    for (const line of recorded("mcp-failed.real-2.1.332.jsonl")) parser.push(line);
+    expect(parser.finish()).toMatchObject({ kind: "error", code: "not_logged_in" });
+    expect(parser.evidence().mcpServers).toEqual([{ name: "crewplane", status: "failed" }]);
+  });
+
+  it("recovers the answer from the last assistant message when the result text is empty, and says so", () => {
+    expect(parseStream(recorded("handoff.jsonl"))).toMatchObject({ kind: "success", text: "Handed off.", messageRecovered: true });
+  });
+
+  it("pairs tool_use with tool_result as native tool events, in order", () => {
+    const parser = createParser();
+    for (const line of recorded("handoff.jsonl")) parser.push(line);
+    expect(parser.evidence().nativeEvents).toEqual([
+      {
+        tool: "Write",
+        callId: "toolu_1",
+        input: { file_path: "notes/a.md", content: "token sk-abcdefghijklmnopqrstuvwx" },
+        status: "ok",
+        output: "File created successfully at: notes/a.md",
+      },
+      {
+        tool: "mcp__crewplane__team_handoff",
+        callId: "toolu_2",
+        mcp: { server: "crewplane", tool: "team_handoff" },
+        input: { packet: { packet_id: "p-1", findings: ["notes/a.md written"] } },
+        status: "ok",
+        output: '{"leg":"executor-to-verifier","slot":"","packet_id":"p-1"}',
+      },
+      {
+        tool: "Bash",
+        callId: "toolu_3",
+        input: { command: "curl -H 'Authorization: Bearer abcdefgh12345678' x" },
+        status: "error",
+        error: "Claude requested permissions to use Bash, but you haven't granted it yet.",
+      },
+    ]);
   });
 });

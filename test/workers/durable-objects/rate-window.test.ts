@@ -32,6 +32,8 @@ describe("RateWindow", () => {
     expect(await w.take({ limit: 2, windowMs: 60_000, now: T0, token: "same" })).toMatchObject({ ok: true, count: 1 });
     await w.take({ limit: 2, windowMs: 60_000, now: T0, token: "other" });
     expect((await w.take({ limit: 2, windowMs: 60_000, now: T0, token: "third" })).ok).toBe(false);
+    // Already admitted, so asking again with the same token is still yes, even with the window full.
+    expect(await w.take({ limit: 2, windowMs: 60_000, now: T0, token: "same" })).toMatchObject({ ok: true, count: 2 });
     expect(await w.release({ token: "other" })).toEqual({ released: true });
     expect((await w.take({ limit: 2, windowMs: 60_000, now: T0, token: "third" })).ok).toBe(true);
   });

@@ -14,12 +14,20 @@ describe("lease policy", () => {
     expect(afterFailure(3, 3, true)).toEqual({ status: "dead", reason: "attempts_exhausted" });
   });
 
-  it("accepts a finish only under the current lease, and a repeat of the same finish as a duplicate", () => {
-    expect(checkFinish({ status: "leased", leaseId: "l1" }, "l1", "completed")).toBe("ok");
-    expect(checkFinish({ status: "leased", leaseId: "l2" }, "l1", "completed")).toBe("stale");
-    expect(checkFinish({ status: "completed", leaseId: "l1" }, "l1", "completed")).toBe("duplicate");
-    expect(checkFinish({ status: "failed", leaseId: "l1" }, "l1", "completed")).toBe("stale");
+  it("accepts a finish only under the current lease held by the same runner, and a repeat of the same finish as a duplicate", () => {
+    const held = (status: "leased" | "queued" | "completed" | "failed", leaseId = "l1", leasedBy = "rnr_a") => ({
+      status,
+      leaseId,
+      leasedBy,
+    });
+    expect(checkFinish(held("leased"), "l1", "rnr_a", "completed")).toBe("ok");
+    expect(checkFinish(held("leased", "l2"), "l1", "rnr_a", "completed")).toBe("stale");
+    // the right lease id under another runner's token is not its lease
+    expect(checkFinish(held("leased"), "l1", "rnr_b", "completed")).toBe("stale");
+    expect(checkFinish(held("completed"), "l1", "rnr_a", "completed")).toBe("duplicate");
+    expect(checkFinish(held("completed"), "l1", "rnr_b", "completed")).toBe("stale");
+    expect(checkFinish(held("failed"), "l1", "rnr_a", "completed")).toBe("stale");
     // lapsed but not yet re-leased: the holder's finished work still counts
-    expect(checkFinish({ status: "queued", leaseId: "l1" }, "l1", "completed")).toBe("ok");
+    expect(checkFinish(held("queued"), "l1", "rnr_a", "completed")).toBe("ok");
   });
 });

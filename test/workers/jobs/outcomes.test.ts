@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
-import { recordInboxNotices, type InboxNotice } from "../../../src/jobs/outcomes";
+import { listAttempts, recordInboxNotices, type InboxNotice } from "../../../src/jobs/outcomes";
 import { findJob } from "../../../src/jobs/submit";
 import { listEvents } from "../../../src/lib/events";
 import { call, utilityJob } from "../../factories";
@@ -30,5 +30,48 @@ describe("recordInboxNotices", () => {
     expect(await findJob(db, body.job_id)).toMatchObject({ status: "completed", result: { text: "done" }, inboxSeq: 2 });
     const trail = await listEvents(db, { subject: body.job_id, limit: 50 });
     expect(trail.events.map((e) => e.type)).toEqual(["job.queued", "job.leased", "job.completed"]);
+  });
+
+  it("keeps the attempt history in seq order: a released claim stays released when its older lease notice is delivered again", async () => {
+    const { body } = await call("/v1/admin/jobs", { body: utilityJob() });
+    const db = getDb(env.DB);
+    const at = new Date().toISOString();
+    const base = { job_id: body.job_id, kind: "utility", owner: { kind: "admin" as const, id: "a" } };
+    const leased: InboxNotice = {
+      ...base,
+      type: "job.leased",
+      status: "leased",
+      attempt: 1,
+      leased_by: "rnr_dead",
+      at,
+      attempt_record: { attempt: 1, runner_id: "rnr_dead", status: "leased", started_at: at, ended_at: null },
+    };
+    const released: InboxNotice = {
+      ...base,
+      type: "job.requeued",
+      status: "queued",
+      attempt: 0,
+      leased_by: null,
+      at,
+      reason: "lease_unacknowledged",
+      attempt_record: { attempt: 1, runner_id: "rnr_dead", status: "released", started_at: at, ended_at: at },
+    };
+    await recordInboxNotices(db, "inbox-y", [
+      { seq: 1, notice: leased },
+      { seq: 2, notice: released },
+    ]);
+    await recordInboxNotices(db, "inbox-y", [{ seq: 1, notice: leased }]);
+    expect(await listAttempts(db, body.job_id)).toEqual([]);
+    expect(await findJob(db, body.job_id)).toMatchObject({ status: "queued", attempt: 0, leasedBy: null });
+
+    const retaken: InboxNotice = {
+      ...leased,
+      leased_by: "rnr_live",
+      attempt_record: { attempt: 1, runner_id: "rnr_live", status: "leased", started_at: at, ended_at: null },
+    };
+    await recordInboxNotices(db, "inbox-y", [{ seq: 3, notice: retaken }]);
+    expect(await listAttempts(db, body.job_id)).toEqual([
+      { attempt: 1, runner_id: "rnr_live", status: "leased", started_at: at, ended_at: null },
+    ]);
   });
 });

@@ -6,6 +6,8 @@ import type { DispatchMessage } from "../../../src/queues/dispatch-message";
 import { randomHex } from "../../../src/lib/ids";
 
 const VISIBILITY = 30_000;
+const DAY = 86_400_000;
+const ACK_WINDOW = 10_000;
 
 function inbox() {
   return getRunnerInbox(env, `inbox-${crypto.randomUUID()}`);
@@ -33,6 +35,7 @@ const lease = (
     runtimes: extra.runtimes ?? ["offline"],
     waitMs: 0,
     visibilityMs: VISIBILITY,
+    ackWindowMs: ACK_WINDOW,
     now,
   });
 
@@ -41,7 +44,7 @@ describe("RunnerInbox", () => {
     const stub = inbox();
     const msg = message();
     const now = Date.now();
-    expect(await stub.enqueue({ message: msg, maxAttempts: 3, now })).toEqual({ accepted: true });
+    expect(await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now })).toEqual({ accepted: true });
     const [job] = await lease(stub, now);
     expect(job).toMatchObject({ job_id: msg.job_id, kind: "utility", attempt: 1, payload: msg.payload });
     expect(Date.parse(job!.lease_expires_at)).toBe(now + VISIBILITY);
@@ -52,15 +55,20 @@ describe("RunnerInbox", () => {
   it("ignores a redelivered dispatch message for a job it already holds", async () => {
     const stub = inbox();
     const msg = message();
-    await stub.enqueue({ message: msg, maxAttempts: 3, now: Date.now() });
-    expect(await stub.enqueue({ message: msg, maxAttempts: 3, now: Date.now() })).toEqual({ accepted: false });
+    await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now: Date.now() });
+    expect(await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now: Date.now() })).toEqual({ accepted: false });
     expect(await lease(stub, Date.now(), { capacity: 5 })).toHaveLength(1);
   });
 
   it("hands out only jobs of the runtimes the runner has", async () => {
     const stub = inbox();
     const now = Date.now();
-    await stub.enqueue({ message: message({ payload: { runtime: "claude", prompt: "x", timeout_ms: 60_000 } }), maxAttempts: 3, now });
+    await stub.enqueue({
+      message: message({ payload: { runtime: "claude", prompt: "x", timeout_ms: 60_000 } }),
+      maxAttempts: 3,
+      maxQueueMs: DAY,
+      now,
+    });
     expect(await lease(stub, now, { runtimes: ["offline"] })).toEqual([]);
     expect(await lease(stub, now, { runtimes: ["offline", "claude"] })).toHaveLength(1);
   });
@@ -68,17 +76,24 @@ describe("RunnerInbox", () => {
   it("extends a current lease and refuses a stale one", async () => {
     const stub = inbox();
     const now = Date.now();
-    await stub.enqueue({ message: message(), maxAttempts: 3, now });
+    await stub.enqueue({ message: message(), maxAttempts: 3, maxQueueMs: DAY, now });
     const [job] = await lease(stub, now);
-    const extended = await stub.extend({ jobId: job!.job_id, leaseId: job!.lease_id, extendMs: 90_000, now: now + 10_000 });
+    const extended = await stub.extend({
+      runnerId: "rnr_a",
+      jobId: job!.job_id,
+      leaseId: job!.lease_id,
+      extendMs: 90_000,
+      now: now + 10_000,
+    });
     expect(extended).toEqual({ ok: true, lease_expires_at: new Date(now + 100_000).toISOString() });
     // past the original expiry but inside the extension: still leased
     expect(await lease(stub, now + VISIBILITY + 1_000)).toEqual([]);
-    expect(await stub.extend({ jobId: job!.job_id, leaseId: "lease_bogus", extendMs: 90_000, now })).toEqual({
+    expect(await stub.extend({ runnerId: "rnr_a", jobId: job!.job_id, leaseId: "lease_bogus", extendMs: 90_000, now })).toEqual({
       ok: false,
       reason: "stale_lease",
+      status: "leased",
     });
-    expect(await stub.extend({ jobId: "job_0000000000000000", leaseId: job!.lease_id, extendMs: 90_000, now })).toEqual({
+    expect(await stub.extend({ runnerId: "rnr_a", jobId: "job_0000000000000000", leaseId: job!.lease_id, extendMs: 90_000, now })).toEqual({
       ok: false,
       reason: "not_found",
     });
@@ -87,12 +102,13 @@ describe("RunnerInbox", () => {
   it("re-leases a lapsed job with attempt+1 and refuses the old holder afterwards", async () => {
     const stub = inbox();
     const t0 = Date.now();
-    await stub.enqueue({ message: message(), maxAttempts: 3, now: t0 });
+    await stub.enqueue({ message: message(), maxAttempts: 3, maxQueueMs: DAY, now: t0 });
     const [first] = await lease(stub, t0, { runnerId: "rnr_a" });
     const [second] = await lease(stub, t0 + VISIBILITY, { runnerId: "rnr_b" });
     expect(second).toMatchObject({ job_id: first!.job_id, attempt: 2 });
     expect(second!.lease_id).not.toBe(first!.lease_id);
     const stale = await stub.complete({
+      runnerId: "rnr_a",
       jobId: first!.job_id,
       leaseId: first!.lease_id,
       result: { text: "late" },
@@ -104,9 +120,15 @@ describe("RunnerInbox", () => {
   it("still accepts the lapsed holder's completion when nobody re-leased the job", async () => {
     const stub = inbox();
     const t0 = Date.now();
-    await stub.enqueue({ message: message(), maxAttempts: 3, now: t0 });
+    await stub.enqueue({ message: message(), maxAttempts: 3, maxQueueMs: DAY, now: t0 });
     const [job] = await lease(stub, t0);
-    const done = await stub.complete({ jobId: job!.job_id, leaseId: job!.lease_id, result: { text: "ok" }, now: t0 + VISIBILITY + 5 });
+    const done = await stub.complete({
+      runnerId: "rnr_a",
+      jobId: job!.job_id,
+      leaseId: job!.lease_id,
+      result: { text: "ok" },
+      now: t0 + VISIBILITY + 5,
+    });
     expect(done).toEqual({ ok: true, duplicate: false, status: "completed" });
   });
 
@@ -114,7 +136,7 @@ describe("RunnerInbox", () => {
     const stub = inbox();
     let t = Date.now();
     const msg = message();
-    await stub.enqueue({ message: msg, maxAttempts: 3, now: t });
+    await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now: t });
     for (const attempt of [1, 2, 3]) {
       const [job] = await lease(stub, t);
       expect(job?.attempt).toBe(attempt);
@@ -128,9 +150,9 @@ describe("RunnerInbox", () => {
   it("treats a repeated completion as a no-op and a different lease's completion as stale", async () => {
     const stub = inbox();
     const now = Date.now();
-    await stub.enqueue({ message: message(), maxAttempts: 3, now });
+    await stub.enqueue({ message: message(), maxAttempts: 3, maxQueueMs: DAY, now });
     const [job] = await lease(stub, now);
-    const args = { jobId: job!.job_id, leaseId: job!.lease_id, result: { text: "FAKE_OK" }, now };
+    const args = { runnerId: "rnr_a", jobId: job!.job_id, leaseId: job!.lease_id, result: { text: "FAKE_OK" }, now };
     expect(await stub.complete(args)).toEqual({ ok: true, duplicate: false, status: "completed" });
     expect(await stub.complete(args)).toEqual({ ok: true, duplicate: true, status: "completed" });
     expect(await stub.complete({ ...args, leaseId: "lease_other" })).toMatchObject({ ok: false, reason: "stale_lease" });
@@ -140,26 +162,43 @@ describe("RunnerInbox", () => {
     });
   });
 
-  it("applies exactly one of 10 concurrent completions of the same lease; the rest are duplicates", async () => {
+  it("applies exactly one of 10 concurrent identical completions of the same lease; the rest are duplicates", async () => {
     const stub = inbox();
     const now = Date.now();
-    await stub.enqueue({ message: message(), maxAttempts: 3, now });
+    await stub.enqueue({ message: message(), maxAttempts: 3, maxQueueMs: DAY, now });
     const [job] = await lease(stub, now);
     const outcomes = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => stub.complete({ jobId: job!.job_id, leaseId: job!.lease_id, result: { text: `r${i}` }, now })),
+      Array.from({ length: 10 }, () =>
+        stub.complete({ runnerId: "rnr_a", jobId: job!.job_id, leaseId: job!.lease_id, result: { text: "same" }, now }),
+      ),
     );
     expect(outcomes.filter((o) => o.ok && !o.duplicate)).toHaveLength(1);
     expect(outcomes.filter((o) => o.ok && o.duplicate)).toHaveLength(9);
   });
 
+  it("keeps exactly one of 10 racing completions with different results; the other nine are result conflicts", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    const msg = message();
+    await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now });
+    const [job] = await lease(stub, now);
+    const outcomes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        stub.complete({ runnerId: "rnr_a", jobId: job!.job_id, leaseId: job!.lease_id, result: { text: `r${i}` }, now }),
+      ),
+    );
+    expect(outcomes.filter((o) => o.ok && !o.duplicate)).toHaveLength(1);
+    expect(outcomes.filter((o) => !o.ok && o.reason === "result_conflict")).toHaveLength(9);
+  });
+
   it("lets only one of a racing completion and re-lease win after the lease lapsed", async () => {
     const stub = inbox();
     const t0 = Date.now();
-    await stub.enqueue({ message: message(), maxAttempts: 3, now: t0 });
+    await stub.enqueue({ message: message(), maxAttempts: 3, maxQueueMs: DAY, now: t0 });
     const [job] = await lease(stub, t0, { runnerId: "rnr_a" });
     const later = t0 + VISIBILITY + 1;
     const [completion, releases] = await Promise.all([
-      stub.complete({ jobId: job!.job_id, leaseId: job!.lease_id, result: { text: "late but done" }, now: later }),
+      stub.complete({ runnerId: "rnr_a", jobId: job!.job_id, leaseId: job!.lease_id, result: { text: "late but done" }, now: later }),
       lease(stub, later, { runnerId: "rnr_b" }),
     ]);
     // either the lapsed holder finished it (and nobody re-leased it) or it was re-leased (and the completion is stale)
@@ -170,29 +209,37 @@ describe("RunnerInbox", () => {
   it("re-queues a retryable failure, fails a non-retryable one, and kills a retryable one on the last attempt", async () => {
     const stub = inbox();
     const now = Date.now();
-    await stub.enqueue({ message: message(), maxAttempts: 2, now });
+    await stub.enqueue({ message: message(), maxAttempts: 2, maxQueueMs: DAY, now });
     const [a1] = await lease(stub, now);
     const err = { code: "timeout", message: "no result after 1.5 s" };
-    expect(await stub.fail({ jobId: a1!.job_id, leaseId: a1!.lease_id, error: err, retryable: true, now })).toMatchObject({
+    expect(
+      await stub.fail({ runnerId: "rnr_a", jobId: a1!.job_id, leaseId: a1!.lease_id, error: err, retryable: true, now }),
+    ).toMatchObject({
       ok: true,
       status: "queued",
     });
     // the same failure again is a no-op, not a second retry
-    expect(await stub.fail({ jobId: a1!.job_id, leaseId: a1!.lease_id, error: err, retryable: true, now })).toMatchObject({
+    expect(
+      await stub.fail({ runnerId: "rnr_a", jobId: a1!.job_id, leaseId: a1!.lease_id, error: err, retryable: true, now }),
+    ).toMatchObject({
       ok: true,
       duplicate: true,
     });
     const [a2] = await lease(stub, now);
     expect(a2?.attempt).toBe(2);
-    expect(await stub.fail({ jobId: a2!.job_id, leaseId: a2!.lease_id, error: err, retryable: true, now })).toMatchObject({
+    expect(
+      await stub.fail({ runnerId: "rnr_a", jobId: a2!.job_id, leaseId: a2!.lease_id, error: err, retryable: true, now }),
+    ).toMatchObject({
       ok: true,
       status: "dead",
     });
 
-    await stub.enqueue({ message: message(), maxAttempts: 3, now });
+    await stub.enqueue({ message: message(), maxAttempts: 3, maxQueueMs: DAY, now });
     const [b1] = await lease(stub, now);
     const fatal = { code: "not_logged_in", message: "Not logged in" };
-    expect(await stub.fail({ jobId: b1!.job_id, leaseId: b1!.lease_id, error: fatal, retryable: false, now })).toMatchObject({
+    expect(
+      await stub.fail({ runnerId: "rnr_a", jobId: b1!.job_id, leaseId: b1!.lease_id, error: fatal, retryable: false, now }),
+    ).toMatchObject({
       ok: true,
       status: "failed",
     });
@@ -202,10 +249,18 @@ describe("RunnerInbox", () => {
   it("wakes a waiting long-poll when a job arrives", async () => {
     const stub = inbox();
     const now = Date.now();
-    const waiting = stub.lease({ runnerId: "rnr_a", capacity: 1, runtimes: ["offline"], waitMs: 20_000, visibilityMs: VISIBILITY, now });
+    const waiting = stub.lease({
+      runnerId: "rnr_a",
+      capacity: 1,
+      runtimes: ["offline"],
+      waitMs: 20_000,
+      visibilityMs: VISIBILITY,
+      ackWindowMs: ACK_WINDOW,
+      now,
+    });
     await new Promise((r) => setTimeout(r, 50));
     const msg = message();
-    await stub.enqueue({ message: msg, maxAttempts: 3, now });
+    await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now });
     const started = Date.now();
     const jobs = await waiting;
     expect(jobs.map((j) => j.job_id)).toEqual([msg.job_id]);
@@ -217,23 +272,25 @@ describe("RunnerInbox", () => {
     const now = Date.now();
     const kept = message();
     const stranded = message();
-    await stub.enqueue({ message: kept, maxAttempts: 3, now });
+    await stub.enqueue({ message: kept, maxAttempts: 3, maxQueueMs: DAY, now });
     const [mine] = await stub.lease({
       runnerId: "rnr_a",
       capacity: 1,
       runtimes: ["offline"],
       waitMs: 0,
       visibilityMs: VISIBILITY,
+      ackWindowMs: ACK_WINDOW,
       pollId: "poll-kept",
       now,
     });
-    await stub.enqueue({ message: stranded, maxAttempts: 3, now });
+    await stub.enqueue({ message: stranded, maxAttempts: 3, maxQueueMs: DAY, now });
     await stub.lease({
       runnerId: "rnr_a",
       capacity: 1,
       runtimes: ["offline"],
       waitMs: 0,
       visibilityMs: VISIBILITY,
+      ackWindowMs: ACK_WINDOW,
       pollId: "poll-gone",
       now,
     });
@@ -256,13 +313,14 @@ describe("RunnerInbox", () => {
       runtimes: ["offline"],
       waitMs: 20_000,
       visibilityMs: VISIBILITY,
+      ackWindowMs: ACK_WINDOW,
       pollId: "poll-bye",
       now,
     });
     await new Promise((r) => setTimeout(r, 50));
     await stub.cancelPoll({ pollId: "poll-bye", runnerId: "rnr_a", now });
     const msg = message();
-    await stub.enqueue({ message: msg, maxAttempts: 3, now });
+    await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now });
     expect(await waiting).toEqual([]);
     expect(await stub.get(msg.job_id)).toMatchObject({ status: "queued" });
   });
@@ -270,7 +328,15 @@ describe("RunnerInbox", () => {
   it("returns an empty list when a long-poll times out with no work", async () => {
     const stub = inbox();
     expect(
-      await stub.lease({ runnerId: "rnr_a", capacity: 1, runtimes: ["offline"], waitMs: 200, visibilityMs: VISIBILITY, now: Date.now() }),
+      await stub.lease({
+        runnerId: "rnr_a",
+        capacity: 1,
+        runtimes: ["offline"],
+        waitMs: 200,
+        visibilityMs: VISIBILITY,
+        ackWindowMs: ACK_WINDOW,
+        now: Date.now(),
+      }),
     ).toEqual([]);
   });
 
@@ -279,7 +345,7 @@ describe("RunnerInbox", () => {
     const msg = message();
     // lease in the past so the lease is already due when the alarm runs
     const past = Date.now() - 2 * VISIBILITY;
-    await stub.enqueue({ message: msg, maxAttempts: 3, now: past });
+    await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now: past });
     await lease(stub, past);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await stub.get(msg.job_id)).toMatchObject({ status: "queued", attempt: 1 });
@@ -289,10 +355,12 @@ describe("RunnerInbox", () => {
     const stub = inbox();
     // called in the object's own context: a rejection crossing RPC is also reported as unhandled
     const outcome = await runInDurableObject(stub, (instance: RunnerInbox) =>
-      instance.lease({ runnerId: "", capacity: 0, runtimes: [], waitMs: 0, visibilityMs: VISIBILITY, now: Date.now() }).then(
-        () => "accepted",
-        (err: Error) => err.name,
-      ),
+      instance
+        .lease({ runnerId: "", capacity: 0, runtimes: [], waitMs: 0, visibilityMs: VISIBILITY, ackWindowMs: ACK_WINDOW, now: Date.now() })
+        .then(
+          () => "accepted",
+          (err: Error) => err.name,
+        ),
     );
     expect(outcome).toBe("ZodError");
   });
@@ -301,12 +369,12 @@ describe("RunnerInbox", () => {
     const stub = inbox();
     const msg = message();
     const now = Date.now();
-    await stub.enqueue({ message: msg, maxAttempts: 3, now });
+    await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now });
     const [job] = await lease(stub, now);
     const pendingCalls = () =>
       runInDurableObject(stub, (_i: RunnerInbox, state) => state.storage.sql.exec(`SELECT COUNT(*) AS n FROM owner_calls`).one().n);
     expect(await pendingCalls()).toBe(0);
-    await stub.complete({ jobId: msg.job_id, leaseId: job!.lease_id, result: { text: "ok" }, now });
+    await stub.complete({ runnerId: "rnr_a", jobId: msg.job_id, leaseId: job!.lease_id, result: { text: "ok" }, now });
     expect(await pendingCalls()).toBe(0);
     const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM events WHERE type = 'job.owner_unhandled' AND subject = ?`)
       .bind(msg.job_id)

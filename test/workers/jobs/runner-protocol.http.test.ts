@@ -5,7 +5,7 @@ import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
 import worker from "../../../src/workers/index";
 import { call, createRunner, utilityJob } from "../../factories";
 
-type Leased = { job_id: string; lease_id: string; attempt: number; kind: string; payload: { prompt: string } };
+type Leased = { job_id: string; lease_id: string; attempt: number; kind: string; ack_required: boolean; payload: { prompt: string } };
 
 async function leaseAll(token: string, capacity = 10, wait_ms = 0): Promise<Leased[]> {
   const res = await call("/v1/runner/lease", { token, body: { capacity, wait_ms, runtimes: ["offline", "claude"] } });
@@ -13,11 +13,19 @@ async function leaseAll(token: string, capacity = 10, wait_ms = 0): Promise<Leas
   return res.body.jobs;
 }
 
-/** Jobs enter through the dispatch queue; wait (long-poll) until the consumer has put them in the inbox. */
+/**
+ * Jobs enter through the dispatch queue; wait (long-poll) until the consumer has put them in the
+ * inbox. Like the runner, acknowledge what a poll that waited handed out.
+ */
 async function leaseWhenDelivered(token: string, want: number): Promise<Leased[]> {
   const got: Leased[] = [];
   const deadline = Date.now() + 20_000;
   while (got.length < want && Date.now() < deadline) got.push(...(await leaseAll(token, want - got.length, 2_000)));
+  for (const job of got) {
+    if (!job.ack_required) continue;
+    const ack = await call(`/v1/runner/jobs/${job.job_id}/ack`, { token, body: { lease_id: job.lease_id } });
+    expect(ack.status).toBe(200);
+  }
   return got;
 }
 

@@ -35,7 +35,7 @@ describe("dispatch policies", () => {
     expect((await call("/v1/config/dispatch", { method: "PUT", body: { policy: "random" } })).status).toBe(422);
     expect((await call("/v1/config/dispatch", { method: "PUT", body: { rosters: { ops: ["Not An Id"] } } })).status).toBe(422);
     expect((await call("/v1/config/dispatch_guard", { method: "PUT", body: { max_in_window: 0 } })).status).toBe(422);
-    expect((await call("/v1/config/dispatch_guard")).body).toEqual({ max_in_window: 20, window_secs: 60 });
+    expect((await call("/v1/config/dispatch_guard")).body).toEqual({ max_in_window: 20, window_secs: 60, role_team_max_in_window: 60 });
     expect((await call("/v1/config/dispatch")).body).toMatchObject({
       policy: "fixed_hierarchy",
       rosters: {},

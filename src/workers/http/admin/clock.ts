@@ -2,7 +2,15 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
 import { requireAuth } from "../../../lib/auth";
-import { CLOCK_EARLIEST_MS, CLOCK_LATEST_MS, clockBoundProblem, offsetAfter, saveClockOffset, testClockEnabled } from "../../../lib/clock";
+import {
+  CLOCK_EARLIEST_MS,
+  CLOCK_LATEST_MS,
+  clockBoundProblem,
+  offsetAfter,
+  rememberClockOffset,
+  saveClockOffset,
+  testClockEnabled,
+} from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { appendEvent } from "../../../lib/events";
 import { validate } from "../../../lib/validation";
@@ -57,6 +65,7 @@ export const clockRoutes = new Hono<AppEnv>()
           now,
         ),
       ]);
+      rememberClockOffset(offsetMs);
       return c.json({ now: now.toISOString(), offset_ms: offsetMs });
     },
   );

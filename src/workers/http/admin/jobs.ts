@@ -5,6 +5,7 @@ import { requireAuth } from "../../../lib/auth";
 import { notFound } from "../../../lib/errors";
 import { validate } from "../../../lib/validation";
 import { utilityPayload } from "../../../jobs/payloads";
+import { listAttempts } from "../../../jobs/outcomes";
 import { findJob, submitJob } from "../../../jobs/submit";
 import type { AppEnv } from "../../app-env";
 
@@ -23,7 +24,9 @@ export const jobsRoutes = new Hono<AppEnv>()
     return c.json({ job_id }, 202);
   })
   .get("/:id", requireAuth({ operator: "admin" }), validate("param", z.object({ id: z.string().min(1).max(64) })), async (c) => {
-    const job = await findJob(getDb(c.env.DB), c.req.valid("param").id);
+    const db = getDb(c.env.DB);
+    const id = c.req.valid("param").id;
+    const [job, attempts] = await Promise.all([findJob(db, id), listAttempts(db, id)]);
     if (!job) throw notFound("job");
     return c.json({
       job_id: job.id,
@@ -36,5 +39,7 @@ export const jobsRoutes = new Hono<AppEnv>()
       created_at: job.createdAt,
       updated_at: job.updatedAt,
       ...(job.finishedAt ? { finished_at: job.finishedAt } : {}),
+      // Each lease the job took, with its own outcome: an earlier attempt's error stays here.
+      attempts,
     });
   });

@@ -58,5 +58,9 @@ export const runnersRoutes = new Hono<AppEnv>()
   })
   .delete("/:id", requireAuth({ operator: "admin" }), validate("param", runnerParam), async (c) => {
     const row = await revokeCredential(getDb(c.env.DB), "runner", c.req.valid("param").id, c.var.principal.id, c.var.clock.now());
-    return c.json({ runner_id: row.id, name: row.name, revoked_at: row.revokedAt });
+    // The token is refused from now on, but a long-poll it opened earlier is already inside the
+    // inbox: tell the inbox, which ends that runner's polls and hands back what it held. Revoking
+    // again repeats this, so a failure here is retried by repeating the request.
+    const inbox = await getRunnerInbox(c.env).revokeRunner({ runnerId: row.id, now: c.var.clock.nowMs() });
+    return c.json({ runner_id: row.id, name: row.name, revoked_at: row.revokedAt, inbox });
   });

@@ -1,0 +1,8 @@
+// Every benchmark the harness knows, in the order `npm run bench` runs them. A feature adds its
+// benchmark as one file under bench/ exporting `{ name, run(ctx) }` and registers it here.
+import inboxCeiling from "./inbox-ceiling.bench.mjs";
+import inboxGrowth from "./inbox-growth.bench.mjs";
+import runnerProtocol from "./runner-protocol.bench.mjs";
+import topologyTick from "./topology-tick.bench.mjs";
+
+export const BENCHMARKS = [runnerProtocol, inboxGrowth, inboxCeiling, topologyTick];

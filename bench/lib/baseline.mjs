@@ -1,0 +1,40 @@
+// The baseline Worker's routes (bench/baseline/src/index.ts): each does one platform thing.
+import { drive, driveRaw, summarize, warm } from "./load.mjs";
+
+export const BASELINES = {
+  nothing: { method: "GET", path: "/nothing", label: "nothing" },
+  d1Read: { method: "GET", path: "/d1-read", label: "one D1 read by primary key" },
+  d1Insert: { method: "POST", path: "/d1-insert", label: "one D1 insert" },
+  doRpc: { method: "POST", path: "/do-rpc", label: "one DO RPC" },
+  doRpcD1Insert: { method: "POST", path: "/do-rpc-d1-insert", label: "DO RPC + D1 insert" },
+  queueD1Insert: { method: "POST", path: "/queue-d1-insert", label: "Queue send + D1 insert" },
+};
+
+export async function driveBaseline(baselineUrl, route, { connections, duration }) {
+  const init = { method: route.method, headers: { "content-type": "application/json" }, body: route.method === "POST" ? "{}" : undefined };
+  await warm(`${baselineUrl}${route.path}`, init);
+  return drive({ url: `${baselineUrl}${route.path}`, connections, duration, method: route.method, body: init.body });
+}
+
+/**
+ * Measures a product path and its baseline route in alternating slices (baseline, product, product,
+ * baseline, …) so a change in machine load during the run weighs on both alike; each side's slices
+ * are merged into one result.
+ */
+export async function compare(baselineUrl, route, product, { connections, duration, rounds }) {
+  const baseInit = {
+    method: route.method,
+    headers: { "content-type": "application/json" },
+    body: route.method === "POST" ? "{}" : undefined,
+  };
+  await warm(`${baselineUrl}${route.path}`, baseInit);
+  const slice = duration / rounds;
+  const baseOpts = { url: `${baselineUrl}${route.path}`, connections, duration: slice, method: route.method, body: baseInit.body };
+  const prodOpts = { ...product, connections, duration: slice };
+  const raw = { base: [], prod: [] };
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? ["base", "prod"] : ["prod", "base"];
+    for (const side of order) raw[side].push(await driveRaw(side === "base" ? baseOpts : prodOpts));
+  }
+  return { product: summarize(raw.prod, prodOpts), baseline: { label: route.label, ...summarize(raw.base, baseOpts) } };
+}

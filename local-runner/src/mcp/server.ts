@@ -1,0 +1,191 @@
+/**
+ * The crewplane MCP server a team member starts through its own MCP config (seed 002; issue 11
+ * item 6). Identity comes only from the member's config file (`member.json`): tools never accept a
+ * task, round, role, employee or path. Each tool the member was not given is not even registered.
+ * - `team_handoff` → POST /v1/team/handoff with the member token (the Worker derives leg and slot);
+ * - `memory_search`, `wiki_search`, `wiki_read` → the employee's memory and wiki on the Worker;
+ * - `working_state_read` / `working_state_write` → one derived file in the employee workspace that
+ *   outlives the round's scaffold.
+ */
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { CREWPLANE_TOOLS } from "../members/tools.ts";
+import { ROLES } from "../runtimes/types.ts";
+
+export const memberConfigSchema = z.object({
+  api_url: z.url(),
+  member_token: z.string().min(1),
+  employee_id: z.string().min(1),
+  task_id: z.string().min(1),
+  round: z.number().int().nonnegative(),
+  role: z.enum(ROLES),
+  tools: z.array(z.enum(CREWPLANE_TOOLS)),
+  working_state_path: z.string().min(1),
+  expires_at: z.string().optional(),
+});
+export type MemberIdentity = z.infer<typeof memberConfigSchema>;
+
+export interface ServerDeps {
+  fetch?: typeof fetch;
+  /** Per HTTP call. */
+  timeoutMs?: number;
+}
+
+const RESPONSE_LIMIT = 100_000;
+const WORKING_STATE_LIMIT = 64 * 1024;
+const SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const PACKET_DESCRIPTION = [
+  "A TaskPacket: the only thing that crosses a role boundary. Typical fields: packet_id (reuse it to",
+  "overwrite your own earlier packet; a new id takes the next slot), to_role (planner|executor|verifier),",
+  "objective, output_format, constraints[], audience[], acceptance[] (assertions), artifacts[] ({path",
+  "relative to the workspace, sha256?, bytes?}), findings[] (each with an evidence reference),",
+  "open_questions[], next_steps[], dependencies[]. Never put transcripts, tool-call blocks or reasoning in it.",
+  "Who you are (task, round, role) is known to the server; it is never part of the packet.",
+].join(" ");
+
+export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerDeps = {}): McpServer {
+  const server = new McpServer({ name: "crewplane", version: "0.1.0" });
+  const doFetch = deps.fetch ?? fetch;
+  const timeoutMs = deps.timeoutMs ?? 30_000;
+  const has = (tool: (typeof CREWPLANE_TOOLS)[number]): boolean => identity.tools.includes(tool);
+  const employeePath = `/v1/employees/${encodeURIComponent(identity.employee_id)}`;
+
+  const call = async (method: "GET" | "POST", path: string, body?: unknown): Promise<CallToolResult> => {
+    let response: Response;
+    try {
+      response = await doFetch(new URL(path, identity.api_url), {
+        method,
+        headers: {
+          authorization: `Bearer ${identity.member_token}`,
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      return failure(`crewplane could not be reached: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const text = await response.text().catch(() => "");
+    if (!response.ok) return failure(describeProblem(response.status, text));
+    return { content: [{ type: "text", text: clip(pretty(text)) }] };
+  };
+
+  if (has("team_handoff")) {
+    server.registerTool(
+      "team_handoff",
+      {
+        title: "Hand a TaskPacket to the next role",
+        description: `Store one TaskPacket for the next role of this team round. ${PACKET_DESCRIPTION}`,
+        inputSchema: { packet: z.record(z.string(), z.unknown()).describe(PACKET_DESCRIPTION) },
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      async ({ packet }) => call("POST", "/v1/team/handoff", { packet }),
+    );
+  }
+  if (has("memory_search")) {
+    server.registerTool(
+      "memory_search",
+      {
+        description: "Search this employee's memory entries (full-text). Returns the best matches.",
+        inputSchema: { q: z.string().min(1).max(500), limit: z.number().int().min(1).max(50).optional() },
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      async ({ q, limit }) => call("GET", `${employeePath}/memory?${query({ q, limit })}`),
+    );
+  }
+  if (has("wiki_search")) {
+    server.registerTool(
+      "wiki_search",
+      {
+        description: "Search this employee's wiki pages (full-text). Returns slugs and snippets; read a page with wiki_read.",
+        inputSchema: { q: z.string().min(1).max(500), limit: z.number().int().min(1).max(50).optional() },
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      async ({ q, limit }) => call("GET", `${employeePath}/wiki?${query({ q, limit })}`),
+    );
+  }
+  if (has("wiki_read")) {
+    server.registerTool(
+      "wiki_read",
+      {
+        description: "Read one page of this employee's wiki by its slug.",
+        inputSchema: { slug: z.string().regex(SLUG, "a wiki slug: letters, digits, '.', '_' and '-'") },
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      async ({ slug }) => call("GET", `${employeePath}/wiki/${encodeURIComponent(slug)}`),
+    );
+  }
+  if (has("working_state_read")) {
+    server.registerTool(
+      "working_state_read",
+      {
+        description: "Read this task's working state (notes kept across rounds of the same task).",
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      async () => {
+        const text = await readFile(identity.working_state_path, "utf8").catch((err: NodeJS.ErrnoException) => {
+          if (err.code === "ENOENT") return undefined;
+          throw err;
+        });
+        return { content: [{ type: "text", text: text ?? "(no working state yet)" }] };
+      },
+    );
+  }
+  if (has("working_state_write")) {
+    server.registerTool(
+      "working_state_write",
+      {
+        description: `Replace this task's working state (at most ${WORKING_STATE_LIMIT} characters).`,
+        inputSchema: { content: z.string().max(WORKING_STATE_LIMIT) },
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      async ({ content }) => {
+        await mkdir(dirname(identity.working_state_path), { recursive: true });
+        const temp = `${identity.working_state_path}.${process.pid}.tmp`;
+        await writeFile(temp, content, { mode: 0o600 });
+        await rename(temp, identity.working_state_path);
+        return { content: [{ type: "text", text: `working state saved (${content.length} characters)` }] };
+      },
+    );
+  }
+  return server;
+}
+
+function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value));
+  return search.toString();
+}
+
+function failure(text: string): CallToolResult {
+  return { isError: true, content: [{ type: "text", text: clip(text) }] };
+}
+
+/** The Worker's problem+json, made readable for the model (code, detail and each field error). */
+function describeProblem(status: number, body: string): string {
+  try {
+    const problem = JSON.parse(body) as { code?: string; detail?: string; errors?: Array<{ path?: unknown; message?: string }> };
+    const fields = (problem.errors ?? []).map(
+      (e) => `  - ${Array.isArray(e.path) ? e.path.join(".") : String(e.path ?? "")}: ${e.message ?? ""}`,
+    );
+    return [`crewplane refused the call (${status} ${problem.code ?? "error"}): ${problem.detail ?? ""}`, ...fields].join("\n");
+  } catch {
+    return `crewplane refused the call (${status}): ${body.slice(0, 500)}`;
+  }
+}
+
+function pretty(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function clip(text: string): string {
+  return text.length > RESPONSE_LIMIT ? `${text.slice(0, RESPONSE_LIMIT)}\n…(truncated)` : text;
+}

@@ -1,0 +1,111 @@
+/**
+ * Tools per role (seed 002 "各役割が得るツール"; issue 11 item 2). Pure. Names use claude's spelling:
+ * native tools as-is (`Read`, `Bash`), crewplane MCP tools as `mcp__crewplane__<tool>`; adapters
+ * translate (codex gets a sandbox mode and the server's enabled_tools, the MCP server exposes only
+ * the member's crewplane tools whatever the CLI).
+ */
+import type { Role, SandboxMode } from "../runtimes/types.ts";
+
+export const CREWPLANE_SERVER = "crewplane";
+
+/** Every tool the crewplane MCP server can serve. */
+export const CREWPLANE_TOOLS = [
+  "team_handoff",
+  "working_state_read",
+  "working_state_write",
+  "memory_search",
+  "wiki_search",
+  "wiki_read",
+] as const;
+export type CrewplaneTool = (typeof CREWPLANE_TOOLS)[number];
+
+const PREFIX = `mcp__${CREWPLANE_SERVER}__`;
+const WILDCARD = `${PREFIX}*`;
+
+/** What an employee without an allow-list gets: the same set normal dispatch uses. */
+export const DEFAULT_EMPLOYEE_TOOLS: readonly string[] = [
+  "Read",
+  "Write",
+  "Edit",
+  "Bash",
+  "Glob",
+  "Grep",
+  "TodoWrite",
+  "WebFetch",
+  "WebSearch",
+  WILDCARD,
+];
+
+/** Native tools that change the workspace; any of them makes a codex member `workspace-write`. */
+const WRITE_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"]);
+
+const ROLE_CREWPLANE_TOOLS: Record<Role, readonly CrewplaneTool[]> = {
+  planner: ["team_handoff", "wiki_search", "memory_search"],
+  executor: ["team_handoff", "memory_search", "wiki_read"],
+  verifier: ["team_handoff"],
+  utility: ["team_handoff"],
+};
+
+export interface EmployeeCapabilities {
+  allowed_tools?: readonly string[] | undefined;
+  denied_tools?: readonly string[] | undefined;
+}
+
+export interface RoleTools {
+  /** The whole list in claude's spelling, wildcards expanded, denied tools removed. */
+  tools: string[];
+  /** Built-in tools of the CLI (`Read`, `Bash`, …). */
+  nativeTools: string[];
+  /** The crewplane MCP tools, bare names (`team_handoff`). */
+  crewplaneTools: CrewplaneTool[];
+  /** Other MCP tools the employee allows (`mcp__browser__open`); only claude can honour them. */
+  otherMcpTools: string[];
+  /** Tools named in the employee's deny list, passed on so a CLI refuses them too. */
+  deniedTools: string[];
+  sandbox: SandboxMode;
+}
+
+export function crewplaneToolName(tool: CrewplaneTool): string {
+  return `${PREFIX}${tool}`;
+}
+
+/**
+ * planner: team_handoff, wiki_search, memory_search (read-only); executor: the employee's effective
+ * tools + team_handoff, memory_search, wiki_read; verifier/utility: team_handoff (read-only). A denied
+ * tool is never granted, team_handoff included: the deny list is the employee's word.
+ */
+export function toolsForRole(role: Role, employee: EmployeeCapabilities = {}): RoleTools {
+  const denied = (employee.denied_tools ?? []).map((t) => t.trim()).filter(Boolean);
+  const isDenied = (tool: string): boolean => denied.some((d) => d === tool || (d.endsWith("*") && tool.startsWith(d.slice(0, -1))));
+
+  const requested: string[] =
+    role === "executor"
+      ? [...(employee.allowed_tools ?? DEFAULT_EMPLOYEE_TOOLS), ...ROLE_CREWPLANE_TOOLS.executor.map(crewplaneToolName)]
+      : ROLE_CREWPLANE_TOOLS[role].map(crewplaneToolName);
+
+  const expanded = requested.flatMap((tool) => (tool.trim() === WILDCARD ? CREWPLANE_TOOLS.map(crewplaneToolName) : [tool.trim()]));
+  const tools = [...new Set(expanded.filter((t) => t.length > 0 && !isDenied(t)))];
+
+  const crewplaneTools = CREWPLANE_TOOLS.filter((t) => tools.includes(crewplaneToolName(t)));
+  // Unknown crewplane names (a typo in an allow-list) are dropped: the server could not serve them.
+  const known = tools.filter((t) => !t.startsWith(PREFIX) || crewplaneTools.some((c) => crewplaneToolName(c) === t));
+  const nativeTools = known.filter((t) => !t.startsWith("mcp__"));
+  const otherMcpTools = known.filter((t) => t.startsWith("mcp__") && !t.startsWith(PREFIX));
+  // Planner and verifier stay read-only whatever the employee may do: a verifier that can edit the
+  // work it judges is not independent (seed 002).
+  const mayWrite = role === "executor" && nativeTools.some((t) => WRITE_TOOLS.has(toolBase(t)));
+  return {
+    tools: known,
+    nativeTools: role === "executor" ? nativeTools : [],
+    crewplaneTools,
+    otherMcpTools: role === "executor" ? otherMcpTools : [],
+    deniedTools: denied,
+    sandbox: mayWrite ? "workspace-write" : "read-only",
+  };
+}
+
+/** `Bash(git *)` → `Bash`. */
+function toolBase(tool: string): string {
+  const paren = tool.indexOf("(");
+  return paren === -1 ? tool : tool.slice(0, paren);
+}

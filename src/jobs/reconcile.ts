@@ -1,0 +1,129 @@
+import { and, asc, eq, gt, inArray, lte, or } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { jobs } from "../db/schema";
+import { getRunnerInbox } from "../durable-objects/runner-inbox";
+import type { Env } from "../env";
+import { appendEvent } from "../lib/events";
+import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-message";
+import type { RunnerConfig } from "./config";
+import { notifyOwner } from "./owner-handlers";
+import { OWNER_KINDS, type OwnerKind } from "./owner-kinds";
+
+/** Rows examined per page, pages per tick, and messages per enqueueMany call (payloads can be 64 KiB). */
+const PAGE = 500;
+const PAGES_PER_TICK = 10;
+const ID_CHUNK = 90; // D1 allows 100 bound parameters per query
+const ADOPT_CHUNK = 50;
+
+export interface ReconcileSummary {
+  examined: number;
+  redispatched: number;
+  invalid: number;
+}
+
+/**
+ * Jobs `queued` in D1 that never reached the inbox (a submission just before the Worker stopped, a
+ * dispatch message lost or refused) are re-dispatched from their row, straight into the inbox,
+ * once `reconcile_grace_ms` has passed since submission. Only rows the inbox never reported on are
+ * candidates (`inbox_seq = 0`); the inbox ignores a job it already holds, so a repeat is harmless.
+ * A job past its queue-time limit is taken in all the same and given up by the inbox at once as
+ * `no_runner`, so its owner is told through the inbox like every other ending.
+ */
+export async function reconcileQueuedJobs(env: Env, db: Db, now: Date, config: RunnerConfig): Promise<ReconcileSummary> {
+  const summary: ReconcileSummary = { examined: 0, redispatched: 0, invalid: 0 };
+  const inbox = getRunnerInbox(env);
+  const cutoff = new Date(now.getTime() - config.reconcile_grace_ms).toISOString();
+  let after: { createdAt: string; id: string } | null = null;
+  for (let page = 0; page < PAGES_PER_TICK; page++) {
+    const rows: { id: string; createdAt: string }[] = await db
+      .select({ id: jobs.id, createdAt: jobs.createdAt })
+      .from(jobs)
+      .where(
+        and(
+          eq(jobs.status, "queued"),
+          eq(jobs.inboxSeq, 0),
+          lte(jobs.createdAt, cutoff),
+          after ? or(gt(jobs.createdAt, after.createdAt), and(eq(jobs.createdAt, after.createdAt), gt(jobs.id, after.id))) : undefined,
+        ),
+      )
+      .orderBy(asc(jobs.createdAt), asc(jobs.id))
+      .limit(PAGE);
+    if (rows.length === 0) break;
+    summary.examined += rows.length;
+    const held = new Set(await inbox.heldJobs({ jobIds: rows.map((r) => r.id) }));
+    const missing = rows.filter((r) => !held.has(r.id)).map((r) => r.id);
+    for (let i = 0; i < missing.length; i += ID_CHUNK) {
+      const full = await db
+        .select()
+        .from(jobs)
+        .where(and(inArray(jobs.id, missing.slice(i, i + ID_CHUNK)), eq(jobs.status, "queued")));
+      const messages: DispatchMessage[] = [];
+      for (const row of full) {
+        const parsed = dispatchMessage.safeParse({
+          job_id: row.id,
+          kind: row.kind,
+          payload: row.payload,
+          owner: { kind: row.ownerKind, id: row.ownerId },
+          enqueued_at: row.createdAt,
+        });
+        if (parsed.success) messages.push(parsed.data);
+        else if (await giveUpInvalid(env, db, row, parsed.error.issues.map((x) => `${x.path.join(".")}: ${x.message}`).join("; "), now))
+          summary.invalid++;
+      }
+      for (let j = 0; j < messages.length; j += ADOPT_CHUNK) {
+        const { accepted } = await inbox.enqueueMany({
+          messages: messages.slice(j, j + ADOPT_CHUNK),
+          maxAttempts: config.max_attempts,
+          maxQueueMs: config.max_queue_ms,
+          now: now.getTime(),
+        });
+        summary.redispatched += accepted.length;
+      }
+    }
+    after = rows[rows.length - 1]!;
+    if (rows.length < PAGE) break;
+  }
+  return summary;
+}
+
+/**
+ * A stored job that no longer forms a dispatch message (written under older limits) can never run:
+ * it is dead in D1 alone, and its owner is told directly.
+ */
+async function giveUpInvalid(env: Env, db: Db, row: typeof jobs.$inferSelect, issues: string, now: Date): Promise<boolean> {
+  const at = now.toISOString();
+  const error = { code: "invalid_job", message: `the stored job cannot be dispatched: ${issues}`.slice(0, 1_000) };
+  const [updated] = await db.batch([
+    db
+      .update(jobs)
+      .set({ status: "dead", error, updatedAt: at, finishedAt: at })
+      .where(and(eq(jobs.id, row.id), eq(jobs.status, "queued"), eq(jobs.inboxSeq, 0)))
+      .returning({ id: jobs.id }),
+    appendEvent(
+      db,
+      {
+        type: "job.dead",
+        subject: row.id,
+        payload: { job_id: row.id, kind: row.kind, owner: { kind: row.ownerKind, id: row.ownerId }, reason: "invalid_job", error },
+        dedupeKey: `reconcile:${row.id}:invalid`,
+      },
+      now,
+    ),
+  ]);
+  if (updated.length === 0) return false;
+  if (!(OWNER_KINDS as readonly string[]).includes(row.ownerKind)) {
+    console.error(`reconcile: job ${row.id} has unknown owner kind '${row.ownerKind}'; nobody to tell`);
+    return true;
+  }
+  await notifyOwner(env, {
+    job_id: row.id,
+    kind: row.kind,
+    owner: { kind: row.ownerKind as OwnerKind, id: row.ownerId },
+    status: "dead",
+    attempt: row.attempt,
+    at,
+    error,
+    reason: "invalid_job",
+  });
+  return true;
+}

@@ -1,0 +1,147 @@
+import {
+  EXECUTOR_FANOUT_RANGE,
+  GATE_MODES,
+  TEAM_DEFAULTS,
+  TEAM_ROLES,
+  type GateMode,
+  type RoleSettings,
+  type TeamRole,
+  type TeamSettings,
+} from "./settings";
+
+/** The employee's own model binding (`PUT /v1/employees/:id` `runtime` and `model`). */
+export interface EmployeeModel {
+  runtime: string;
+  preferred: string;
+  effort?: string;
+}
+
+export type Level = "employee" | "global" | "default";
+
+/** A role after the cascade, still raw strings: validation (validate.ts) judges them. */
+export interface CascadedRole {
+  /** Undefined when only a model was declared: the catalog binds the runtime at validation. */
+  runtime?: string;
+  model: string;
+  effort?: string;
+  /** Whether the role itself binds a runtime or a model; an unbound role is the employee's model. */
+  bound: boolean;
+  sources: { runtime: Level | "employee_model" | "catalog"; model: Level | "employee_model"; effort?: Level | "employee_model" };
+}
+
+export type CascadeReport =
+  | { token: "gate_unknown_fallback_auto"; value: string; level: Level }
+  | { token: "executor_fanout_clamped"; value: number; clamped_to: number; level: Level }
+  | { token: "effort_without_binding"; role: TeamRole; value: string; level: Level };
+
+export interface EffectiveTeamConfig {
+  enabled: boolean;
+  enabled_source: Level;
+  executor_fanout: number;
+  gate: GateMode;
+  roles: Record<TeamRole, CascadedRole>;
+  /**
+   * What the quiet-refusal rule reads: the operator explicitly turned the team on, or declared a
+   * role field somewhere. An install that never configured `[team]` has neither.
+   */
+  explicitly_enabled: boolean;
+  roles_configured: boolean;
+  reports: CascadeReport[];
+}
+
+function pick<T>(employee: T | undefined, global: T | undefined): { value: T; level: Level } | undefined {
+  if (employee !== undefined) return { value: employee, level: "employee" };
+  if (global !== undefined) return { value: global, level: "global" };
+  return undefined;
+}
+
+function cascadeRole(
+  role: TeamRole,
+  employee: RoleSettings | undefined,
+  global: RoleSettings | undefined,
+  own: EmployeeModel,
+  reports: CascadeReport[],
+): CascadedRole {
+  const runtime = pick(employee?.runtime, global?.runtime);
+  const model = pick(employee?.model, global?.model);
+  const effort = pick(employee?.effort, global?.effort);
+  if (!runtime && !model) {
+    // Neither binds anything: the role is the employee's own model, which carries the employee's
+    // effort. A declared effort would have no effect, so it is reported rather than dropped quietly.
+    if (effort) reports.push({ token: "effort_without_binding", role, value: effort.value, level: effort.level });
+    return {
+      runtime: own.runtime,
+      model: own.preferred,
+      ...(own.effort !== undefined ? { effort: own.effort } : {}),
+      bound: false,
+      sources: {
+        runtime: "employee_model",
+        model: "employee_model",
+        ...(own.effort !== undefined ? { effort: "employee_model" as const } : {}),
+      },
+    };
+  }
+  return {
+    ...(runtime ? { runtime: runtime.value } : {}),
+    // A runtime-only role cascades its model to the employee's preferred model (the seed's trap:
+    // that model must belong to the declared runtime, which validation checks).
+    model: model ? model.value : own.preferred,
+    ...(effort ? { effort: effort.value } : {}),
+    bound: true,
+    sources: {
+      runtime: runtime ? runtime.level : "catalog",
+      model: model ? model.level : "employee_model",
+      ...(effort ? { effort: effort.level } : {}),
+    },
+  };
+}
+
+/**
+ * The field-wise three-level cascade of seed 002: the employee's `[team]` value when written, else
+ * the global `[team]` value, else the built-in default (for a role that binds neither runtime nor
+ * model: the employee's own model). Overriding one field keeps the other fields of the level below.
+ */
+export function cascadeTeamConfig(global: TeamSettings, employee: TeamSettings | undefined, own: EmployeeModel): EffectiveTeamConfig {
+  const reports: CascadeReport[] = [];
+  const emp = employee ?? {};
+
+  const enabled = pick(emp.enabled, global.enabled);
+
+  const fanout = pick(emp.executor_fanout, global.executor_fanout);
+  let executorFanout: number = TEAM_DEFAULTS.executor_fanout;
+  if (fanout) {
+    executorFanout = Math.min(EXECUTOR_FANOUT_RANGE.max, Math.max(EXECUTOR_FANOUT_RANGE.min, fanout.value));
+    if (executorFanout !== fanout.value)
+      reports.push({ token: "executor_fanout_clamped", value: fanout.value, clamped_to: executorFanout, level: fanout.level });
+  }
+
+  const gateRaw = pick(emp.gate, global.gate);
+  let gate: GateMode = TEAM_DEFAULTS.gate;
+  if (gateRaw) {
+    const known = (GATE_MODES as readonly string[]).includes(gateRaw.value);
+    if (known) gate = gateRaw.value as GateMode;
+    else reports.push({ token: "gate_unknown_fallback_auto", value: gateRaw.value, level: gateRaw.level });
+  }
+
+  const roles = Object.fromEntries(
+    TEAM_ROLES.map((role) => [role, cascadeRole(role, emp.roles?.[role], global.roles?.[role], own, reports)]),
+  ) as Record<TeamRole, CascadedRole>;
+
+  const rolesConfigured = [global, emp].some((level) =>
+    TEAM_ROLES.some((role) => {
+      const r = level.roles?.[role];
+      return r !== undefined && (r.runtime !== undefined || r.model !== undefined || r.effort !== undefined);
+    }),
+  );
+
+  return {
+    enabled: enabled ? enabled.value : TEAM_DEFAULTS.enabled,
+    enabled_source: enabled ? enabled.level : "default",
+    executor_fanout: executorFanout,
+    gate,
+    roles,
+    explicitly_enabled: enabled?.value === true,
+    roles_configured: rolesConfigured,
+    reports,
+  };
+}

@@ -1,0 +1,87 @@
+import type { Db } from "../db/client";
+import { readSection } from "../lib/config";
+import { cascadeTeamConfig, type CascadeReport, type EmployeeModel } from "./cascade";
+import { teamConfig } from "./config";
+import { decideGate, type CapabilityGap, type GateDecision, type GateExclusionsInput, type GateSignalsInput } from "./gate";
+import type { TeamSettings } from "./settings";
+import { freezeTeamSpec, recordTeamRefusal, type FrozenGoal } from "./spec-store";
+import { refusalVisibility, validateTeamSpec, type SpecProblem, type TeamSpec } from "./validate";
+
+/** What the goal path knows about the employee (the tasks feature supplies it at integration). */
+export interface GoalEmployee {
+  id: string;
+  model: EmployeeModel;
+  /** The employee's own `[team]` override (its `team` field), if any. */
+  team?: TeamSettings;
+  sandbox_enabled?: boolean;
+}
+
+export interface OpenTeamGoalInput {
+  taskId: string;
+  employee: GoalEmployee;
+  goal: FrozenGoal;
+  signals?: GateSignalsInput;
+  exclusions?: GateExclusionsInput;
+  rounds_left?: number;
+  capability_gap?: CapabilityGap;
+}
+
+export type OpenTeamGoalResult =
+  /** `[team]` is off for this employee: nothing was recorded, byte-identical to no team feature. */
+  | { team: "disabled" }
+  | {
+      team: "refused";
+      gate: GateDecision;
+      team_refused: { reason: string; role: string; detail: string; problems: SpecProblem[] };
+      /** Quiet refusals (an install that never configured [team]) leave no row and no event. */
+      audited: boolean;
+      reports: CascadeReport[];
+    }
+  | { team: "frozen"; gate: GateDecision; team_spec: TeamSpec; reports: CascadeReport[] };
+
+/**
+ * The team half of creating a goal task (`POST /v1/employees/:id/goals`): cascade and validate
+ * `[team]`, decide the gate, and freeze the spec once on the task. A spec that fails validation never
+ * forms a team: the task runs solo, and the refusal is audited unless the install never configured
+ * `[team]` (the quiet-refusal rule).
+ */
+export async function openTeamGoal(db: Db, input: OpenTeamGoalInput, now: Date): Promise<OpenTeamGoalResult> {
+  const global = await readSection(db, teamConfig);
+  const eff = cascadeTeamConfig(global, input.employee.team, input.employee.model);
+  if (!eff.enabled) return { team: "disabled" };
+
+  const gateInput = {
+    mode: eff.gate,
+    sandbox_enabled: input.employee.sandbox_enabled === true,
+    signals: input.signals ?? {},
+    exclusions: input.exclusions ?? {},
+    acceptance_criteria_count: input.goal.acceptance_criteria.length,
+    ...(input.rounds_left !== undefined ? { rounds_left: input.rounds_left } : {}),
+    ...(input.capability_gap ? { capability_gap: input.capability_gap } : {}),
+  };
+  const gate = decideGate(gateInput);
+
+  const validation = validateTeamSpec(eff);
+  if (!validation.ok) {
+    const team_refused = { reason: validation.reason, role: validation.role, detail: validation.detail, problems: validation.problems };
+    if (refusalVisibility(eff) === "quiet") {
+      console.debug(`team: ${input.taskId} stays solo (${validation.reason}); [team] was never configured, so no audit row`);
+      return { team: "refused", gate, team_refused, audited: false, reports: eff.reports };
+    }
+    await db.batch(
+      recordTeamRefusal(
+        db,
+        { taskId: input.taskId, employeeId: input.employee.id, refusal: { ...team_refused, reports: eff.reports }, gate, goal: input.goal },
+        now,
+      ),
+    );
+    return { team: "refused", gate, team_refused, audited: true, reports: eff.reports };
+  }
+
+  const frozen = await freezeTeamSpec(
+    db,
+    { taskId: input.taskId, employeeId: input.employee.id, spec: validation.spec, gate, goal: input.goal },
+    now,
+  );
+  return { team: "frozen", gate: frozen.gate, team_spec: frozen.spec, reports: eff.reports };
+}

@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { label } from "../lib/validation";
+
+export const TEAM_ROLES = ["planner", "executor", "verifier", "utility"] as const;
+export type TeamRole = (typeof TEAM_ROLES)[number];
+
+export const GATE_MODES = ["auto", "always_solo", "always_team"] as const;
+export type GateMode = (typeof GATE_MODES)[number];
+
+/**
+ * One role's `(runtime, model, effort)` as written. Kept as raw strings on purpose: the catalog and
+ * the effort parser judge them when a spec is validated, so a bad value refuses the team with its
+ * token (`runtime_not_allowed`, `invalid_effort`, …) instead of disappearing into a generic 422.
+ */
+export const roleSettings = z.strictObject({
+  runtime: label(64).optional(),
+  model: label(200).optional(),
+  effort: label(32).optional(),
+});
+export type RoleSettings = z.infer<typeof roleSettings>;
+
+/**
+ * `[team]` as written, globally (`PUT /v1/config/team`) or per employee (the employee's `team`
+ * field). Every field is optional and nothing is defaulted here: "unset" and an explicit `false`
+ * are different states, and the field-wise cascade (cascade.ts) needs to see which is which.
+ */
+export const teamSettings = z.strictObject({
+  enabled: z.boolean().optional(),
+  // Out of range is clamped to 1..3 and reported, not refused (seed 002); the wide bound only
+  // keeps absurd numbers out of storage.
+  executor_fanout: z.number().int().min(-1_000).max(1_000).optional(),
+  // An unrecognised mode falls back to `auto` and is reported, not refused (seed 002).
+  gate: label(32).optional(),
+  roles: z
+    .strictObject({
+      planner: roleSettings.optional(),
+      executor: roleSettings.optional(),
+      verifier: roleSettings.optional(),
+      utility: roleSettings.optional(),
+    })
+    .optional(),
+});
+export type TeamSettings = z.infer<typeof teamSettings>;
+
+/** Built-in defaults, the last level of the cascade. `enabled` defaults to true (seed 002, v1.66). */
+export const TEAM_DEFAULTS = { enabled: true, executor_fanout: 1, gate: "auto" as GateMode } as const;
+export const EXECUTOR_FANOUT_RANGE = { min: 1, max: 3 } as const;

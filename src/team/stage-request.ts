@@ -1,0 +1,152 @@
+import { inArray } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { jobs } from "../db/schema";
+import { AppError } from "../lib/errors";
+import { appendEvent } from "../lib/events";
+import { newId } from "../lib/ids";
+import type { StageKind } from "./budget";
+import type { RoundState, StageRecord } from "./composer";
+import { effortForRuntime } from "./effort";
+import { loadLeg, type LegRef } from "./legs";
+import { readTeamLimits, type TeamLimits } from "./limits";
+import type { TaskPacket } from "./packet";
+import { newProtectedMarker } from "./render";
+import type { TeamRole } from "./settings";
+import { findTeamSpec, type FrozenGoal } from "./spec-store";
+import { executePrompt, planPrompt, repairPrompt, verifyPrompt, type StageContext } from "./stage-input";
+import { teamStagePayload, teamStageResult, type TeamStagePayload, type TeamStageResult } from "./stage-job";
+import type { TeamSpec } from "./validate";
+
+/**
+ * What the round driver needs around a stage: the task's frozen context, and the stage's job request
+ * (its prompt built from the legs it reads, checked whole against the team_stage schema).
+ */
+export interface RoundContext {
+  spec: TeamSpec;
+  goal: FrozenGoal;
+  employeeId: string;
+  limits: TeamLimits;
+}
+
+export const STAGE_TIMEOUT_MS = 30 * 60_000;
+const MAX_JOB_ATTEMPTS = 3;
+/** A member token outlives every attempt of its stage and is revoked the moment the round ends. */
+export const TOKEN_TTL_MS = STAGE_TIMEOUT_MS * MAX_JOB_ATTEMPTS + 10 * 60_000;
+
+export const OUTPUT_LEG: Record<StageKind, [TeamRole, TeamRole]> = {
+  plan: ["planner", "executor"],
+  execute: ["executor", "verifier"],
+  repair: ["executor", "verifier"],
+  verify: ["verifier", "executor"],
+};
+
+export const stageIds = () => newId("stg");
+
+export async function loadContext(db: Db, taskId: string): Promise<RoundContext> {
+  const row = await findTeamSpec(db, taskId);
+  if (!row?.spec) throw new AppError("conflict", `task ${taskId} has no frozen team spec`);
+  return { spec: row.spec as unknown as TeamSpec, goal: row.goal, employeeId: row.employeeId, limits: await readTeamLimits(db) };
+}
+
+export const admissionLimits = (l: TeamLimits) => ({
+  max_active: l.ephemeral_max_active,
+  max_depth: l.ephemeral_queue_max_depth,
+  ttl_ms: l.ephemeral_queue_ttl_ms,
+});
+
+export function roundEvent(db: Db, state: RoundState, type: string, payload: Record<string, unknown>, now: Date, dedupe?: string) {
+  return appendEvent(
+    db,
+    {
+      type,
+      subject: state.task_id,
+      payload: { task_id: state.task_id, round_id: state.round_id, round: state.round_no, ...payload },
+      ...(dedupe ? { dedupeKey: dedupe } : {}),
+    },
+    now,
+  );
+}
+
+/** Packets of one leg by id, in slot order. */
+async function packetsById(db: Db, leg: LegRef, ids: readonly string[], now: Date): Promise<TaskPacket[]> {
+  const read = await loadLeg(db, leg, now);
+  const want = new Set(ids);
+  return read.packets.filter((p) => want.has(p.packet.packet_id)).map((p) => p.packet);
+}
+
+async function stageResults(db: Db, stages: readonly StageRecord[]): Promise<(TeamStageResult | undefined)[]> {
+  const jobIds = stages.flatMap((s) => (s.job_id ? [s.job_id] : []));
+  const rows = jobIds.length ? await db.select({ id: jobs.id, result: jobs.result }).from(jobs).where(inArray(jobs.id, jobIds)).all() : [];
+  return stages.map((s) => {
+    const raw = rows.find((r) => r.id === s.job_id)?.result;
+    const parsed = raw ? teamStageResult.safeParse(raw) : undefined;
+    return parsed?.success ? parsed.data : undefined;
+  });
+}
+
+async function stagePrompt(db: Db, state: RoundState, stage: StageRecord, ctx: StageContext, now: Date): Promise<string> {
+  const leg = (from: TeamRole, to: TeamRole): LegRef => ({ taskId: state.task_id, roundNo: state.round_no, from, to });
+  switch (stage.kind) {
+    case "plan":
+      return planPrompt(ctx);
+    case "execute":
+      return executePrompt(ctx, await packetsById(db, leg("planner", "executor"), stage.inputs, now));
+    case "verify": {
+      const executors = state.stages.filter((s) => s.kind === "execute" && s.status === "completed");
+      return verifyPrompt(ctx, await packetsById(db, leg("executor", "verifier"), stage.inputs, now), await stageResults(db, executors));
+    }
+    case "repair":
+      return repairPrompt(
+        ctx,
+        await packetsById(db, leg("planner", "executor"), stage.inputs, now),
+        await packetsById(db, leg("verifier", "executor"), stage.inputs, now),
+        state.verdict_reasons ?? [],
+      );
+  }
+}
+
+/** The stage's job payload without its member token, or null when it would not be valid. */
+export async function stageRequest(
+  db: Db,
+  state: RoundState,
+  stage: StageRecord,
+  ctx: RoundContext,
+  now: Date,
+): Promise<Omit<TeamStagePayload, "member_token" | "member_token_expires_at"> | null> {
+  const role = ctx.spec.roles[stage.role];
+  const marker = newProtectedMarker();
+  let prompt: string;
+  try {
+    prompt = await stagePrompt(db, state, stage, { task_id: state.task_id, round_no: state.round_no, goal: ctx.goal, marker }, now);
+  } catch (err) {
+    console.error(`team: stage ${stage.stage_id} prompt could not be built`, err);
+    return null;
+  }
+  const effort = effortForRuntime(role.runtime, role.effort);
+  const draft = {
+    runtime: role.runtime,
+    model: role.model,
+    ...(effort ? { effort: effort.level, effort_argv: effort.argv } : {}),
+    role: stage.role,
+    stage: stage.kind,
+    task_id: state.task_id,
+    round_id: state.round_id,
+    round: state.round_no,
+    stage_id: stage.stage_id,
+    employee_id: ctx.employeeId,
+    input: {
+      prompt,
+      protected_marker: marker,
+      packet_ids: stage.inputs,
+      ...(stage.kind === "verify" ? { output_schema: "verdict" as const } : {}),
+    },
+    timeout_ms: STAGE_TIMEOUT_MS,
+  };
+  // A token of the real shape stands in for the one minted after admission.
+  const check = teamStagePayload.safeParse({
+    ...draft,
+    member_token: `mbr_${"0".repeat(16)}.${"0".repeat(64)}`,
+    member_token_expires_at: new Date().toISOString(),
+  });
+  return check.success ? draft : null;
+}

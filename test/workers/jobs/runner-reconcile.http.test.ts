@@ -1,0 +1,106 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { getDb } from "../../../src/db/client";
+import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
+import { prepareJob } from "../../../src/jobs/submit";
+import { call, createRunner } from "../../factories";
+import { eventually, recordingOwnerCalls } from "../../factories/inbox";
+import { leaseJob, submitDelivered } from "../../factories/runner-protocol";
+
+const MINUTE = 60_000;
+
+/** A job recorded in D1 whose dispatch message never made it (refused, or lost when the Worker stopped). */
+async function recordWithoutDispatch(runtime = "offline"): Promise<string> {
+  const db = getDb(env.DB);
+  const now = (await call("/v1/admin/clock")).body.now as string;
+  const prepared = prepareJob(
+    db,
+    {
+      kind: "utility",
+      payload: { runtime, prompt: "lost on the way", timeout_ms: 60_000 } as never,
+      owner: { kind: "admin", id: "reconcile-test" },
+    },
+    new Date(now),
+  );
+  await db.batch(prepared.statements);
+  return prepared.jobId;
+}
+
+const tick = async () => (await call("/v1/admin/ticks/leases", { method: "POST" })).body.summary;
+
+// Tests here move the test clock forward; they run in order and each only looks at its own jobs.
+describe("reconciling D1 with the inbox (issue 5, item 3)", () => {
+  it("re-dispatches a job queued in D1 that never reached the inbox once the grace period passed, exactly once", async () => {
+    const runner = await createRunner("reconciled");
+    const lost = await recordWithoutDispatch();
+    const arrived = await submitDelivered({ prompt: "arrived normally" });
+
+    expect((await tick()).reconciled).toMatchObject({ redispatched: 0 });
+    expect(await getRunnerInbox(env).get(lost)).toBeNull();
+
+    await call("/v1/admin/clock", { body: { advance_ms: 2 * MINUTE + 1_000 } });
+    const first = await tick();
+    expect(first.reconciled).toMatchObject({ redispatched: 1 });
+    expect(first.reconciled.examined).toBeGreaterThanOrEqual(2);
+    expect(await getRunnerInbox(env).get(lost)).toMatchObject({ status: "queued", attempt: 0 });
+    // the inbox ignores what it already holds: a second tick adopts nothing
+    expect((await tick()).reconciled).toMatchObject({ redispatched: 0 });
+    expect(await getRunnerInbox(env).get(arrived)).toMatchObject({ status: "queued", attempt: 0 });
+
+    const job = await leaseJob(runner.token, lost);
+    expect(job).toMatchObject({ attempt: 1, payload: { prompt: "lost on the way" } });
+    await call(`/v1/runner/jobs/${lost}/complete`, { token: runner.token, body: { lease_id: job.lease_id, result: { text: "ok" } } });
+    expect((await call(`/v1/admin/jobs/${lost}`)).body).toMatchObject({ status: "completed", attempt: 1 });
+  });
+
+  it("gives up jobs queued past runner.max_queue_ms as dead with no_runner, in the inbox and in D1 alone, and tells their owners", async () => {
+    await recordingOwnerCalls(async (calls) => {
+      const unserved = await submitDelivered({ runtime: "grok", prompt: "nobody offers grok" });
+      const neverArrived = await recordWithoutDispatch("codex");
+      await call("/v1/admin/clock", { body: { advance_ms: 24 * 60 * MINUTE } });
+      const summary = await tick();
+      expect(summary.no_runner).toBeGreaterThanOrEqual(1);
+
+      for (const jobId of [unserved, neverArrived]) {
+        const view = (await call(`/v1/admin/jobs/${jobId}`)).body;
+        expect(view, jobId).toMatchObject({ status: "dead", attempt: 0, error: { code: "no_runner" } });
+        const dead = await call(`/v1/events?type=job.dead&subject=${jobId}`);
+        expect(dead.body.events, jobId).toEqual([expect.objectContaining({ payload: expect.objectContaining({ reason: "no_runner" }) })]);
+        const told = await eventually(async () => calls.find((c) => c.job_id === jobId));
+        expect(told, jobId).toMatchObject({ status: "dead", reason: "no_runner", owner: { kind: "admin" } });
+      }
+    });
+  });
+
+  it("keeps the queue-time limit configurable: a shorter runner.max_queue_ms gives up sooner", async () => {
+    expect((await call("/v1/config/runner", { method: "PUT", body: { max_queue_ms: 5 * MINUTE } })).status).toBe(200);
+    try {
+      const jobId = await submitDelivered({ runtime: "antigravity", prompt: "short fuse" });
+      await call("/v1/admin/clock", { body: { advance_ms: 4 * MINUTE } });
+      await tick();
+      expect((await call(`/v1/admin/jobs/${jobId}`)).body).toMatchObject({ status: "queued" });
+      await call("/v1/admin/clock", { body: { advance_ms: 2 * MINUTE } });
+      await tick();
+      expect((await call(`/v1/admin/jobs/${jobId}`)).body).toMatchObject({ status: "dead", error: { code: "no_runner" } });
+    } finally {
+      await call("/v1/config/runner", { method: "PUT", body: {} });
+    }
+  });
+
+  it("prunes finished jobs from the inbox after runner.retain_finished_hours while D1 keeps their record", async () => {
+    const runner = await createRunner("pruned");
+    const jobId = await submitDelivered({ prompt: "to be pruned" });
+    const job = await leaseJob(runner.token, jobId);
+    await call(`/v1/runner/jobs/${jobId}/complete`, {
+      token: runner.token,
+      body: { lease_id: job.lease_id, result: { text: "kept in D1" } },
+    });
+    await call("/v1/admin/clock", { body: { advance_ms: 23 * 60 * MINUTE } });
+    expect((await tick()).pruned).toBe(0);
+    expect(await getRunnerInbox(env).get(jobId)).toMatchObject({ status: "completed" });
+    await call("/v1/admin/clock", { body: { advance_ms: 2 * 60 * MINUTE } });
+    expect((await tick()).pruned).toBeGreaterThanOrEqual(1);
+    expect(await getRunnerInbox(env).get(jobId)).toBeNull();
+    expect((await call(`/v1/admin/jobs/${jobId}`)).body).toMatchObject({ status: "completed", result: { text: "kept in D1" } });
+  });
+});
