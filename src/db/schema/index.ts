@@ -2,3 +2,6 @@ export * from "./credentials";
 export * from "./events";
 export * from "./jobs";
 export * from "./settings";
+export * from "./nodes";
+export * from "./council";
+export * from "./projects";
