@@ -31,9 +31,17 @@ export const councilConfig = defineConfigSection(
     ethics_runtime: z.enum(RUNTIMES).default("claude"),
     ethics_timeout_ms: z.number().int().min(10_000).max(86_400_000).default(900_000),
     /** Phrases whose presence in an approved outcome makes the rule-based ethics review ask for a revision. */
-    ethics_denied_terms: z.array(z.string().trim().min(3).max(100)).max(200).default(["ransomware", "bioweapon", "doxxing", "credential stuffing"]),
+    ethics_denied_terms: z
+      .array(z.string().trim().min(3).max(100))
+      .max(200)
+      .default(["ransomware", "bioweapon", "doxxing", "credential stuffing"]),
     /** Admin vetoes lapse unless a second admin ratifies them within this many hours. */
-    veto_ratify_hours: z.number().int().min(1).max(24 * 30).default(72),
+    veto_ratify_hours: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 30)
+      .default(72),
     /** A dialog post schedules a progress check this long after it (debounced, at most one pending). */
     progress_debounce_ms: z.number().int().min(0).max(60_000).default(10_000),
     /** Where a new node starts: below every gate, so a fresh identity cannot vote or propose until it earns (or is given) standing. */

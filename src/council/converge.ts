@@ -11,7 +11,13 @@ import { endWithout, enterPhase } from "./phase";
  * consensus text (or, when it does not answer in time, a deterministic template says so); the ethics
  * review can turn an approval into `revise`; then the decision is carried out.
  */
-export function closeVoting(state: SessionState, ctx: MachineContext, votes: readonly VoteRecord[], dialogs: readonly DialogRecord[], fx: Effect[]) {
+export function closeVoting(
+  state: SessionState,
+  ctx: MachineContext,
+  votes: readonly VoteRecord[],
+  dialogs: readonly DialogRecord[],
+  fx: Effect[],
+) {
   const ballots: Ballot[] = votes.map((v) => ({ node_id: v.node_id, vote: v.vote, weight: v.weight, confidence: v.confidence }));
   const result = decide(ballots, ctx.rules);
   fx.push({
@@ -28,7 +34,12 @@ export function closeVoting(state: SessionState, ctx: MachineContext, votes: rea
   state.pending = { outcome: result.outcome, confidence: result.confidence, tally: result.tally, closed_at: ctx.now.toISOString() };
   enterPhase(state, "converging", ctx, fx, { outcome: result.outcome });
   if (ctx.config.synthesis === "off") {
-    state.synthesis = { status: "done", source: "template", text: templateConsensus(state, dialogs, votes, state.pending), note: "synthesis_off" };
+    state.synthesis = {
+      status: "done",
+      source: "template",
+      text: templateConsensus(state, dialogs, votes, state.pending),
+      note: "synthesis_off",
+    };
   } else {
     const jobId = ctx.newId("job");
     state.synthesis = { status: "pending", job_id: jobId, runtime: ctx.config.synthesis_runtime };
@@ -50,12 +61,23 @@ export function closeVoting(state: SessionState, ctx: MachineContext, votes: rea
  * A synthesis or ethics job ended. Only the job the session waits for counts, and only once: a
  * repeated or late notice (after the template took over) changes nothing.
  */
-export function recordJobEnd(state: SessionState, input: Extract<MachineInput, { kind: "job_ended" }>, ctx: MachineContext, fx: Effect[]): boolean {
+export function recordJobEnd(
+  state: SessionState,
+  input: Extract<MachineInput, { kind: "job_ended" }>,
+  ctx: MachineContext,
+  fx: Effect[],
+): boolean {
   if (state.synthesis?.status === "pending" && state.synthesis.job_id === input.job_id) {
     const answer = answerOf(input.result);
     if (input.status === "completed" && !answer.offline && answer.text && answer.text.trim().length > 0) {
       const accepted = acceptModelConsensus(state, input.dialogs ?? [], answer.text);
-      state.synthesis = { ...state.synthesis, status: "done", source: "model", text: accepted.text, ...(accepted.note ? { note: accepted.note } : {}) };
+      state.synthesis = {
+        ...state.synthesis,
+        status: "done",
+        source: "model",
+        text: accepted.text,
+        ...(accepted.note ? { note: accepted.note } : {}),
+      };
     } else {
       const note =
         input.status !== "completed"
@@ -65,13 +87,21 @@ export function recordJobEnd(state: SessionState, input: Extract<MachineInput, {
             : "synthesis_empty_answer";
       useTemplate(state, input, note);
     }
-    fx.push({ kind: "feed", type: "council.synthesized", payload: { session_id: state.session_id, job_id: input.job_id, source: state.synthesis.source, note: state.synthesis.note ?? null } });
+    fx.push({
+      kind: "feed",
+      type: "council.synthesized",
+      payload: { session_id: state.session_id, job_id: input.job_id, source: state.synthesis.source, note: state.synthesis.note ?? null },
+    });
     return true;
   }
   if (state.ethics?.model.status === "pending" && state.ethics.model.job_id === input.job_id) {
     const verdict = readEthics(input);
     state.ethics.model = { status: verdict.status, job_id: input.job_id, reason: verdict.reason };
-    fx.push({ kind: "feed", type: "council.ethics_reviewed", payload: { session_id: state.session_id, job_id: input.job_id, status: verdict.status, reason: verdict.reason } });
+    fx.push({
+      kind: "feed",
+      type: "council.ethics_reviewed",
+      payload: { session_id: state.session_id, job_id: input.job_id, status: verdict.status, reason: verdict.reason },
+    });
     return true;
   }
   void ctx;
@@ -89,14 +119,23 @@ function useTemplate(state: SessionState, data: { votes?: VoteRecord[]; dialogs?
 }
 
 /** Moves convergence on as far as it can: template on synthesis timeout, ethics, the decision. */
-export function finalizeOrWait(state: SessionState, ctx: MachineContext, data: { votes?: VoteRecord[]; dialogs?: DialogRecord[] }, fx: Effect[]): boolean {
+export function finalizeOrWait(
+  state: SessionState,
+  ctx: MachineContext,
+  data: { votes?: VoteRecord[]; dialogs?: DialogRecord[] },
+  fx: Effect[],
+): boolean {
   if (state.phase !== "converging" || !state.pending) return false;
   const nowMs = ctx.now.getTime();
   if (state.synthesis?.status === "pending") {
     if (!state.deadlines.synthesis || Date.parse(state.deadlines.synthesis) > nowMs) return false;
     if (!data.votes || !data.dialogs) return false;
     useTemplate(state, data, "synthesis_timeout");
-    fx.push({ kind: "feed", type: "council.synthesized", payload: { session_id: state.session_id, job_id: state.synthesis.job_id ?? null, source: "template", note: "synthesis_timeout" } });
+    fx.push({
+      kind: "feed",
+      type: "council.synthesized",
+      payload: { session_id: state.session_id, job_id: state.synthesis.job_id ?? null, source: "template", note: "synthesis_timeout" },
+    });
   }
   if (!state.ethics) {
     const texts = outcomeTexts(state, data.votes ?? []);
@@ -225,7 +264,11 @@ export function decisionEffects(state: SessionState, opts: { restored: boolean }
  * invitation, how many member seats voted, and how decisive the winning side was. Unknown (null)
  * when any part cannot be measured.
  */
-export function qualityScore(state: SessionState, tally: { approve: number; reject: number; revise: number; total: number }, outcome: Outcome): number | null {
+export function qualityScore(
+  state: SessionState,
+  tally: { approve: number; reject: number; revise: number; total: number },
+  outcome: Outcome,
+): number | null {
   const invited = state.members.length;
   const answered = state.members.filter((m) => m.responded_at).length;
   const seats = state.electorate?.members.length ?? 0;

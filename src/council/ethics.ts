@@ -38,7 +38,10 @@ export function ethicsPrompt(texts: { proposal: string; amendments: string[]; co
 }
 
 /** Fail closed: no usable verdict (failed job, offline runtime, unparseable) means revise. */
-export function readEthics(end: { status: string; result?: Record<string, unknown> }): { status: "passed" | "revise" | "unavailable"; reason: string } {
+export function readEthics(end: { status: string; result?: Record<string, unknown> }): {
+  status: "passed" | "revise" | "unavailable";
+  reason: string;
+} {
   if (end.status !== "completed") return { status: "unavailable", reason: `ethics_job_${end.status}` };
   if (end.result?.runtime === "offline") return { status: "unavailable", reason: "ethics_offline_runtime" };
   const v = parseVerdict(end.result?.text, ethicsVerdict);

@@ -100,7 +100,15 @@ export type Effect =
   | { kind: "feed"; type: string; payload: Record<string, unknown>; dedupe?: string }
   | { kind: "term_counts"; requests: string[]; responses: string[] }
   | { kind: "touch_node"; node_id: string }
-  | { kind: "submit_job"; purpose: "synthesis" | "ethics"; job_id: string; runtime: Runtime; model?: string; prompt: string; timeout_ms: number }
+  | {
+      kind: "submit_job";
+      purpose: "synthesis" | "ethics";
+      job_id: string;
+      runtime: Runtime;
+      model?: string;
+      prompt: string;
+      timeout_ms: number;
+    }
   | { kind: "proposal_status"; status: ProposalStatus }
   | { kind: "project_status"; to: ProjectStatus; from: ProjectStatus[] }
   | { kind: "execute_decision" }

@@ -65,7 +65,12 @@ function speakerOf(state: SessionState, nodeId: string, voter: { kind: string } 
   return { role: "none" };
 }
 
-function applyDialog(state: SessionState, input: Extract<MachineInput, { kind: "dialog" }>, ctx: MachineContext, fx: Effect[]): Refusal | null {
+function applyDialog(
+  state: SessionState,
+  input: Extract<MachineInput, { kind: "dialog" }>,
+  ctx: MachineContext,
+  fx: Effect[],
+): Refusal | null {
   const { body, node_id } = input;
   const now = ctx.now.toISOString();
   const allowed = PHASE_DIALOGS[state.phase];
@@ -80,7 +85,8 @@ function applyDialog(state: SessionState, input: Extract<MachineInput, { kind: "
   }
   const shapeError = dialogShapeError(body);
   if (shapeError) return refuse("validation_failed", shapeError);
-  if (body.reply_to !== undefined && !input.reply_to_exists) return refuse("validation_failed", "reply_to does not name a dialog of this session");
+  if (body.reply_to !== undefined && !input.reply_to_exists)
+    return refuse("validation_failed", "reply_to does not name a dialog of this session");
 
   let vote: VoteRecord | undefined;
   switch (body.dialog_type) {
@@ -100,7 +106,8 @@ function applyDialog(state: SessionState, input: Extract<MachineInput, { kind: "
     }
     default:
       if (speaker.role === "community") return refuse("not_eligible", "Community voters take part in the voting phase only");
-      if (body.dialog_type === "amend" && state.phase !== "challenge") return refuse("wrong_phase", "Amendments are made in the challenge phase");
+      if (body.dialog_type === "amend" && state.phase !== "challenge")
+        return refuse("wrong_phase", "Amendments are made in the challenge phase");
   }
 
   const seq = state.dialog_count + 1;
@@ -138,7 +145,12 @@ function applyDialog(state: SessionState, input: Extract<MachineInput, { kind: "
   }
   // Agreeing with or challenging an amendment is how members support or oppose it.
   const amendment = body.reply_to ? state.amendments.find((a) => a.amendment_id === body.reply_to) : undefined;
-  if (amendment && speaker.role === "member" && node_id !== amendment.by && (body.dialog_type === "agree" || body.dialog_type === "challenge")) {
+  if (
+    amendment &&
+    speaker.role === "member" &&
+    node_id !== amendment.by &&
+    (body.dialog_type === "agree" || body.dialog_type === "challenge")
+  ) {
     amendment.support = amendment.support.filter((n) => n !== node_id);
     amendment.objections = amendment.objections.filter((n) => n !== node_id);
     (body.dialog_type === "agree" ? amendment.support : amendment.objections).push(node_id);
@@ -156,7 +168,10 @@ function applyDialog(state: SessionState, input: Extract<MachineInput, { kind: "
       proposal_hash: state.proposal_hash!,
       created_at: now,
     };
-    fx.push({ kind: "record_vote", vote }, { kind: "feed", type: "council.vote_cast", payload: { session_id: state.session_id, node_id, kind: vote.kind, weight: vote.weight } });
+    fx.push(
+      { kind: "record_vote", vote },
+      { kind: "feed", type: "council.vote_cast", payload: { session_id: state.session_id, node_id, kind: vote.kind, weight: vote.weight } },
+    );
   }
   state.progress_due_at ??= new Date(ctx.now.getTime() + ctx.config.progress_debounce_ms).toISOString();
   return null;
@@ -339,7 +354,11 @@ function replace(state: SessionState, out: SessionMember[], picks: string[], ctx
   fx.push({
     kind: "feed",
     type: "council.members_replaced",
-    payload: { session_id: state.session_id, round: state.replacement_rounds, replaced: out.map((m, i) => ({ node_id: m.node_id, replaced_by: picks[i] })) },
+    payload: {
+      session_id: state.session_id,
+      round: state.replacement_rounds,
+      replaced: out.map((m, i) => ({ node_id: m.node_id, replaced_by: picks[i] })),
+    },
   });
 }
 
@@ -376,7 +395,14 @@ function openVoting(state: SessionState, ctx: MachineContext, fx: Effect[]) {
       title: state.proposal.title,
       body: state.proposal.body,
       proposal_hash: state.proposal_hash,
-      amendments: state.amendments.map((a) => ({ amendment_id: a.amendment_id, by: a.by, type: a.type, target: a.target, content: a.content, status: a.status })),
+      amendments: state.amendments.map((a) => ({
+        amendment_id: a.amendment_id,
+        by: a.by,
+        type: a.type,
+        target: a.target,
+        content: a.content,
+        status: a.status,
+      })),
       vote_by: state.deadlines.voting,
     },
   });
@@ -406,18 +432,29 @@ function veto(state: SessionState, input: Extract<MachineInput, { kind: "veto" }
   fx.push({ kind: "proposal_status", status: "vetoed" });
   if (state.decision?.outcome === "approved") fx.push({ kind: "revoke_decision" });
   if (state.kind === "project") fx.push({ kind: "project_status", to: "proposed", from: ["council_review", "approved"] });
-  const payload = { session_id: state.session_id, proposal_id: state.proposal_id, outcome: "vetoed", reason: input.reason, ratify_by: state.veto.ratify_by };
+  const payload = {
+    session_id: state.session_id,
+    proposal_id: state.proposal_id,
+    outcome: "vetoed",
+    reason: input.reason,
+    ratify_by: state.veto.ratify_by,
+  };
   fx.push(
     { kind: "notify", to: [state.proposer_id], type: "council_decision", payload },
     { kind: "notify", to: activeMembers(state).map((m) => m.node_id), type: "council_decision_notification", payload },
-    { kind: "feed", type: "council.vetoed", payload: { session_id: state.session_id, by: input.by, reason: input.reason, phase_before: before, ratify_by: state.veto.ratify_by } },
+    {
+      kind: "feed",
+      type: "council.vetoed",
+      payload: { session_id: state.session_id, by: input.by, reason: input.reason, phase_before: before, ratify_by: state.veto.ratify_by },
+    },
   );
   return null;
 }
 
 function ratify(state: SessionState, input: Extract<MachineInput, { kind: "ratify" }>, ctx: MachineContext, fx: Effect[]): Refusal | null {
   const v = state.veto;
-  if (state.phase !== "vetoed" || !v || v.status !== "pending_ratification") return refuse("wrong_phase", "There is no veto awaiting ratification");
+  if (state.phase !== "vetoed" || !v || v.status !== "pending_ratification")
+    return refuse("wrong_phase", "There is no veto awaiting ratification");
   if (Date.parse(v.ratify_by) <= ctx.now.getTime()) return refuse("wrong_phase", "The veto's ratification window has closed");
   if (input.by === v.by) return refuse("forbidden", "A veto is ratified by a different admin than the one who cast it");
   v.status = "ratified";
@@ -457,8 +494,10 @@ function restartWindow(state: SessionState, ctx: MachineContext) {
   const w = minutes[state.phase];
   if (w) state.deadlines[w[0]] = iso(nowMs + w[1] * MINUTE);
   if (state.deadlines.no_response) state.deadlines.no_response = iso(nowMs + ctx.rules.noResponseAbandonMinutes * MINUTE);
-  if (state.phase === "converging" && state.synthesis?.status === "pending") state.deadlines.synthesis = iso(nowMs + ctx.config.synthesis_timeout_ms);
-  if (state.phase === "converging" && state.ethics?.model.status === "pending") state.deadlines.ethics = iso(nowMs + ctx.config.ethics_timeout_ms);
+  if (state.phase === "converging" && state.synthesis?.status === "pending")
+    state.deadlines.synthesis = iso(nowMs + ctx.config.synthesis_timeout_ms);
+  if (state.phase === "converging" && state.ethics?.model.status === "pending")
+    state.deadlines.ethics = iso(nowMs + ctx.config.ethics_timeout_ms);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -477,7 +516,10 @@ export function nextCheckAt(state: SessionState): string | null {
       diverge: [d.diverge, state.first_response_at ? undefined : d.no_response],
       challenge: [d.challenge],
       voting: [d.voting],
-      converging: [state.synthesis?.status === "pending" ? d.synthesis : undefined, state.ethics?.model.status === "pending" ? d.ethics : undefined],
+      converging: [
+        state.synthesis?.status === "pending" ? d.synthesis : undefined,
+        state.ethics?.model.status === "pending" ? d.ethics : undefined,
+      ],
     };
     for (const t of byPhase[state.phase] ?? []) if (t) times.push(t);
   }

@@ -6,7 +6,12 @@
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
 
 export function asciiWords(text: string): Set<string> {
-  return new Set(text.normalize("NFKC").toLowerCase().match(/[a-z0-9]+/g) ?? []);
+  return new Set(
+    text
+      .normalize("NFKC")
+      .toLowerCase()
+      .match(/[a-z0-9]+/g) ?? [],
+  );
 }
 
 /** Bigrams inside each CJK run; a one-character run counts as itself. */

@@ -31,11 +31,14 @@ export function checkQuality(input: { title: string; body: string }): FieldError
   const errors: FieldError[] = [];
   const title = input.title.trim();
   const body = input.body.trim();
-  if ([...title].length < QUALITY.minTitleChars) errors.push({ path: "title", message: `must be at least ${QUALITY.minTitleChars} characters` });
-  if ([...body].length < QUALITY.minBodyChars) errors.push({ path: "body", message: `must be at least ${QUALITY.minBodyChars} characters` });
+  if ([...title].length < QUALITY.minTitleChars)
+    errors.push({ path: "title", message: `must be at least ${QUALITY.minTitleChars} characters` });
+  if ([...body].length < QUALITY.minBodyChars)
+    errors.push({ path: "body", message: `must be at least ${QUALITY.minBodyChars} characters` });
   const { words, distinct } = wordCount(body);
   if (words < QUALITY.minBodyWords) errors.push({ path: "body", message: `must have at least ${QUALITY.minBodyWords} words` });
-  if (distinct < QUALITY.minDistinctWords) errors.push({ path: "body", message: `must use at least ${QUALITY.minDistinctWords} different words` });
+  if (distinct < QUALITY.minDistinctWords)
+    errors.push({ path: "body", message: `must use at least ${QUALITY.minDistinctWords} different words` });
   const chars = [...body.replace(/\s/g, "")];
   if (chars.length > 0) {
     const freq = new Map<string, number>();

@@ -53,9 +53,10 @@ export const COUNCIL_RULES = {
   swarmTaskDays: 90,
   // abuse limits of ours (not in the seed): dialogs one node may post in one session
   maxDialogsPerNode: 30,
-} as const;
+} as const satisfies Record<string, number>;
 
-export type CouncilRules = typeof COUNCIL_RULES;
+/** The rules' shape with plain numbers, so a test can name a variation. */
+export type CouncilRules = { readonly [K in keyof typeof COUNCIL_RULES]: number };
 
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;

@@ -82,7 +82,8 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
   {
     id: "sql_tautology_union",
     category: "sql_injection",
-    regex: /['"]\s*(?:or|and)\s+(?:'[^']*'|"[^"]*"|\d+)\s*=\s*(?:'[^']*'|"[^"]*"|\d+)|\bunion\s+(?:all\s+)?select\b|;\s*drop\s+table\b|'\s*;\s*--/u,
+    regex:
+      /['"]\s*(?:or|and)\s+(?:'[^']*'|"[^"]*"|\d+)\s*=\s*(?:'[^']*'?|"[^"]*"?|\d+)|\bunion\s+(?:all\s+)?select\b|;\s*drop\s+table\b|'\s*;\s*--/u,
   },
   {
     id: "path_traversal",
@@ -97,7 +98,8 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
   {
     id: "ssrf_internal",
     category: "ssrf",
-    regex: /169\.254\.169\.254|\bmetadata\.google\.internal\b|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::\d+)?\/(?:admin|internal|debug|metadata)\b|\bfile:\/\/\//u,
+    regex:
+      /169\.254\.169\.254|\bmetadata\.google\.internal\b|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::\d+)?\/(?:admin|internal|debug|metadata)\b|\bfile:\/\/\//u,
   },
   {
     id: "remote_code_execution",

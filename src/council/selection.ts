@@ -103,7 +103,13 @@ export function pickTopAndRandom(
  * Replacements for diverge non-responders: eligible nodes not yet involved in the session, highest
  * reputation (active first) first. Returns at most `count`; fewer when the pool runs dry.
  */
-export function pickReplacements(pool: readonly Candidate[], involved: ReadonlySet<string>, count: number, nowMs: number, rules: CouncilRules = COUNCIL_RULES) {
+export function pickReplacements(
+  pool: readonly Candidate[],
+  involved: ReadonlySet<string>,
+  count: number,
+  nowMs: number,
+  rules: CouncilRules = COUNCIL_RULES,
+) {
   return pool
     .filter((c) => !involved.has(c.node_id) && memberIneligibility(c, nowMs, rules) === null)
     .sort(byActiveThenReputation(nowMs, rules))

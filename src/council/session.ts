@@ -122,7 +122,14 @@ export interface SessionState {
   electorate?: { members: { node_id: string; weight: number }[]; community_weight: number; frozen_at: string };
   /** Tallied when voting closed; the decision follows once synthesis (and ethics) are done. */
   pending?: { outcome: Outcome; confidence: number | null; tally: Tally; closed_at: string };
-  synthesis?: { status: "pending" | "done"; job_id?: string; runtime?: string; source?: "model" | "template"; text?: string; note?: string };
+  synthesis?: {
+    status: "pending" | "done";
+    job_id?: string;
+    runtime?: string;
+    source?: "model" | "template";
+    text?: string;
+    note?: string;
+  };
   ethics?: EthicsRecord;
   decision?: Decision;
   veto?: Veto;

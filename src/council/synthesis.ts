@@ -25,7 +25,12 @@ export function acceptedAmendments(state: SessionState) {
 }
 
 /** Every view, amendment and vote, and an explicit demand to answer the devil's advocate by name. */
-export function synthesisPrompt(state: SessionState, dialogs: readonly DialogRecord[], votes: readonly VoteRecord[], pending: { outcome: Outcome; tally: Tally }): string {
+export function synthesisPrompt(
+  state: SessionState,
+  dialogs: readonly DialogRecord[],
+  votes: readonly VoteRecord[],
+  pending: { outcome: Outcome; tally: Tally },
+): string {
   const devil = devilsObjections(state, dialogs);
   return [
     "You write the consensus statement of an AI council session. The decision is already fixed by a weighted vote; do not change it.",
@@ -42,7 +47,15 @@ export function synthesisPrompt(state: SessionState, dialogs: readonly DialogRec
       dialogs: dialogs
         .filter((d) => d.dialog_type !== "vote")
         .map((d) => ({ node_id: d.node_id, role: d.role, type: d.dialog_type, content: excerpt(d.content, 1_000) })),
-      votes: votes.map((v) => ({ node_id: v.node_id, kind: v.kind, vote: v.vote, weight: v.weight, confidence: v.confidence, conditions: v.conditions, reasoning: excerpt(v.reasoning, 500) })),
+      votes: votes.map((v) => ({
+        node_id: v.node_id,
+        kind: v.kind,
+        vote: v.vote,
+        weight: v.weight,
+        confidence: v.confidence,
+        conditions: v.conditions,
+        reasoning: excerpt(v.reasoning, 500),
+      })),
       devils_advocate: devil,
     }),
     "</session>",
@@ -58,11 +71,20 @@ export function decisionConditions(votes: readonly VoteRecord[], outcome: Outcom
 function devilSection(devil: { node_id: string; points: string[] } | null): string {
   if (!devil) return "";
   if (devil.points.length === 0) return `Devil's advocate ${devil.node_id} raised no objections in the trail.`;
-  return [`Devil's advocate ${devil.node_id} objected:`, ...devil.points.map((p) => `- ${p}`), `These objections are on record and were before every voter.`].join("\n");
+  return [
+    `Devil's advocate ${devil.node_id} objected:`,
+    ...devil.points.map((p) => `- ${p}`),
+    `These objections are on record and were before every voter.`,
+  ].join("\n");
 }
 
 /** The deterministic consensus used when no model synthesis is available (`synthesis_source: "template"`). */
-export function templateConsensus(state: SessionState, dialogs: readonly DialogRecord[], votes: readonly VoteRecord[], pending: { outcome: Outcome; tally: Tally }): string {
+export function templateConsensus(
+  state: SessionState,
+  dialogs: readonly DialogRecord[],
+  votes: readonly VoteRecord[],
+  pending: { outcome: Outcome; tally: Tally },
+): string {
   const t = pending.tally;
   const accepted = acceptedAmendments(state);
   const conditions = decisionConditions(votes, pending.outcome);
@@ -75,7 +97,10 @@ export function templateConsensus(state: SessionState, dialogs: readonly DialogR
     conditions.length > 0 ? ["Conditions:", ...conditions.map((c) => `- ${excerpt(c)}`)].join("\n") : "Conditions: none.",
     devilSection(devilsObjections(state, dialogs)),
   ];
-  return lines.filter((l) => l.length > 0).join("\n\n").slice(0, CONSENSUS_MAX);
+  return lines
+    .filter((l) => l.length > 0)
+    .join("\n\n")
+    .slice(0, CONSENSUS_MAX);
 }
 
 /**

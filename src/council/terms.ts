@@ -46,7 +46,12 @@ export function meanEfficiency(members: readonly Pick<TermMemberFacts, "requests
  * The hourly term check (seed 004 "解散トリガー"): every trigger that holds, in a fixed order, so
  * the record names all of them. A majority is more than half of the members.
  */
-export function termCheck(term: TermFacts, members: readonly TermMemberFacts[], nowMs: number, rules: CouncilRules = COUNCIL_RULES): DissolutionReason[] {
+export function termCheck(
+  term: TermFacts,
+  members: readonly TermMemberFacts[],
+  nowMs: number,
+  rules: CouncilRules = COUNCIL_RULES,
+): DissolutionReason[] {
   const reasons: DissolutionReason[] = [];
   const majority = (n: number) => members.length > 0 && n * 2 > members.length;
   if (nowMs >= Date.parse(term.ends_at)) reasons.push("term_expired");
@@ -77,7 +82,10 @@ export function stagnating(samples: readonly number[], rules: CouncilRules = COU
  * over the whole term (9 → 3, 5 → 2, rounded down) and taken only from members with a verified
  * webhook and a known efficiency ≥ 0.3; every other member cools down for 7 days.
  */
-export function reelect(members: readonly TermMemberFacts[], rules: CouncilRules = COUNCIL_RULES): { retained: string[]; cooled: string[] } {
+export function reelect(
+  members: readonly TermMemberFacts[],
+  rules: CouncilRules = COUNCIL_RULES,
+): { retained: string[]; cooled: string[] } {
   const seats = Math.floor(members.length * rules.reelectionKeepShare);
   const qualified = members
     .filter((m) => m.webhook_verified && (efficiency(m) ?? -1) >= rules.reelectionMinEfficiency)

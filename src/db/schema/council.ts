@@ -18,9 +18,16 @@ export const councilTerms = sqliteTable(
     dissolvedAt: text("dissolved_at"),
     dissolutionReasons: text("dissolution_reasons", { mode: "json" }).$type<string[]>(),
     // The term's mean member efficiency after each finished session, oldest first.
-    efficiencySamples: text("efficiency_samples", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
+    efficiencySamples: text("efficiency_samples", { mode: "json" })
+      .$type<number[]>()
+      .notNull()
+      .default(sql`'[]'`),
   },
-  (t) => [uniqueIndex("council_terms_one_active").on(t.status).where(sql`status = 'active'`)],
+  (t) => [
+    uniqueIndex("council_terms_one_active")
+      .on(t.status)
+      .where(sql`status = 'active'`),
+  ],
 );
 
 /** Term membership and the counters its efficiency comes from (requests to respond, responses). */
