@@ -1,4 +1,6 @@
+import type { CouncilSession } from "./durable-objects/council-session";
 import type { RunnerInbox } from "./durable-objects/runner-inbox";
+import type { NodePushMessage } from "./nodes/webhook";
 import type { DispatchMessage } from "./queues/dispatch-message";
 
 // Bindings declared in wrangler.toml. Declared on Cloudflare.Env so `env` from
@@ -9,6 +11,8 @@ declare global {
       DB: D1Database;
       RUNNER_INBOX: DurableObjectNamespace<RunnerInbox>;
       DISPATCH: Queue<DispatchMessage>;
+      COUNCIL_SESSION: DurableObjectNamespace<CouncilSession>;
+      NODE_PUSHES: Queue<NodePushMessage>;
       ENVIRONMENT: "development" | "test" | "production";
       ADMIN_TOKEN?: string;
       VERSION?: string;
@@ -16,7 +20,7 @@ declare global {
     // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
     interface GlobalProps {
       mainModule: typeof import("./workers/index");
-      durableNamespaces: "RunnerInbox";
+      durableNamespaces: "RunnerInbox" | "CouncilSession";
     }
   }
 }

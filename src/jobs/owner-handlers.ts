@@ -1,5 +1,6 @@
 import type { JobStatus } from "../db/schema";
 import type { Env } from "../env";
+import { councilProposalJobEnded, councilSessionJobEnded } from "../council/jobs";
 import type { OwnerKind } from "./owner-kinds";
 import type { JobError, JobOwner } from "./payloads";
 
@@ -30,6 +31,8 @@ export type OwnerHandler = (env: Env, end: JobEnd) => Promise<void>;
 export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<OwnerKind, OwnerHandler>([
   // Diagnostic jobs: the admin reads the outcome from GET /v1/admin/jobs/:id; nothing waits.
   ["admin", async () => {}],
+  ["council_proposal", councilProposalJobEnded],
+  ["council_session", councilSessionJobEnded],
 ]);
 
 export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);

@@ -14,6 +14,8 @@ export const ERROR_CODES = [
   "not_eligible",
   "wrong_phase",
   "stale_lease",
+  "stale_proposal",
+  "already_voted",
   "unavailable",
   "internal_error",
 ] as const;
@@ -32,6 +34,8 @@ const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
   not_eligible: 403,
   wrong_phase: 409,
   stale_lease: 409,
+  stale_proposal: 409,
+  already_voted: 409,
   unavailable: 503,
   internal_error: 500,
 };
@@ -49,6 +53,8 @@ const titles: Record<ErrorCode, string> = {
   not_eligible: "Not eligible",
   wrong_phase: "Wrong phase",
   stale_lease: "Stale lease",
+  stale_proposal: "Stale proposal",
+  already_voted: "Already voted",
   unavailable: "Service unavailable",
   internal_error: "Internal error",
 };

@@ -1,4 +1,5 @@
 import type { Env } from "../../env";
+import { councilTick } from "./council";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
 
@@ -7,14 +8,20 @@ export const TICK_NAMES = ["council", "topology", "approvals", "leases", "evolut
 export type TickName = (typeof TICK_NAMES)[number];
 
 export interface Tick {
-  cron: CronExpression;
-  run(env: Env, now: Date): Promise<Record<string, unknown>>;
+  /**
+   * The schedule(s) it runs on. A tick with more than one (council: hourly terms, every-minute
+   * sessions) is told which cron fired, so each schedule does only its own part; run by hand
+   * (`POST /v1/admin/ticks/:name`) it gets no cron and does every part.
+   */
+  cron: CronExpression | readonly CronExpression[];
+  run(env: Env, now: Date, cron?: CronExpression): Promise<Record<string, unknown>>;
 }
 
 export const TICKS: Partial<Record<TickName, Tick>> = {
   leases: { cron: CRONS.everyMinute, run: leasesTick },
+  council: { cron: [CRONS.hourly, CRONS.everyMinute], run: councilTick },
 };
 
 export function ticksFor(cron: string): [TickName, Tick][] {
-  return (Object.entries(TICKS) as [TickName, Tick][]).filter(([, tick]) => tick.cron === cron);
+  return (Object.entries(TICKS) as [TickName, Tick][]).filter(([, tick]) => ([] as string[]).concat(tick.cron).includes(cron));
 }
