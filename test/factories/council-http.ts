@@ -62,7 +62,10 @@ export async function runOneJob(runtimes: string[], result: (job: Leased) => Rec
     const res = await call("/v1/runner/lease", { token: r.token, body: { capacity: 1, wait_ms: 1_000, runtimes } });
     const [job] = res.body.jobs as Leased[];
     if (job) {
-      const done = await call(`/v1/runner/jobs/${job.job_id}/complete`, { token: r.token, body: { lease_id: job.lease_id, result: result(job) } });
+      const done = await call(`/v1/runner/jobs/${job.job_id}/complete`, {
+        token: r.token,
+        body: { lease_id: job.lease_id, result: result(job) },
+      });
       expect(done.status).toBe(200);
       return job;
     }
@@ -72,5 +75,10 @@ export async function runOneJob(runtimes: string[], result: (job: Leased) => Rec
 
 /** What the runner's built-in offline runtime answers (local-runner/src/runtimes/offline.ts). */
 export function offlineAnswer(job: Leased) {
-  return { text: `[offline runtime] ${job.payload.prompt.split("\n")[0]!.slice(0, 60)} (sha256:000000000000)`, runtime: "offline", model: "offline", duration_ms: 1 };
+  return {
+    text: `[offline runtime] ${job.payload.prompt.split("\n")[0]!.slice(0, 60)} (sha256:000000000000)`,
+    runtime: "offline",
+    model: "offline",
+    duration_ms: 1,
+  };
 }
