@@ -49,7 +49,7 @@ describe("council terms", () => {
 
     // one session: seconded, everyone invited, five answer
     const sid = res.body.session_id as string;
-    const seated = (await session(sid)).members
+    const seated: TestNode[] = (await session(sid)).members
       .filter((m: { role: string }) => m.role !== "proposer")
       .map((m: { node_id: string }) => byId.get(m.node_id)!);
     expect((await dialog(seated[0]!, sid, { dialog_type: "second" })).status).toBe(201);
