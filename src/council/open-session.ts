@@ -15,7 +15,7 @@ import { invitePayload, nextCheckAt, openDiverge } from "./machine";
 import type { Effect, MachineContext } from "./machine-types";
 import { pickIndex, type Random } from "./random";
 import { COUNCIL_RULES, MINUTE, type CouncilRules } from "./rules";
-import { pickTopAndRandom } from "./selection";
+import { autoSecondReason, pickTopAndRandom } from "./selection";
 import type { SessionMember, SessionState } from "./session";
 import { afterCommit, loadMemberPool } from "./session-store";
 import { ensureTerm, termMembers } from "./term-store";
@@ -132,11 +132,7 @@ async function buildSession(
       seconding: new Date(nowMs + rules.secondingMinutes * MINUTE).toISOString(),
       no_response: new Date(nowMs + rules.noResponseAbandonMinutes * MINUTE).toISOString(),
     };
-    const autoReason = termIds.includes(proposal.nodeId)
-      ? "current_member"
-      : proposer.reputation >= rules.autoSecondReputation
-        ? "reputation"
-        : null;
+    const autoReason = autoSecondReason({ node_id: proposal.nodeId, reputation: proposer.reputation }, termIds, rules);
     if (autoReason) {
       state.seconded = { by: null, at, auto: true, reason: autoReason };
       openDiverge(state, ctx, fx);

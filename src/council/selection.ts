@@ -116,3 +116,17 @@ export function pickReplacements(
     .slice(0, count)
     .map((c) => c.node_id);
 }
+
+/**
+ * Auto-second (seed 004 step 1): a proposal from a current council member, or from a node with
+ * reputation ≥ 60, skips seconding and goes straight to diverge. Null: it needs a second.
+ */
+export function autoSecondReason(
+  proposer: { node_id: string; reputation: number },
+  termMemberIds: readonly string[],
+  rules: CouncilRules = COUNCIL_RULES,
+): "current_member" | "reputation" | null {
+  if (termMemberIds.includes(proposer.node_id)) return "current_member";
+  if (proposer.reputation >= rules.autoSecondReputation) return "reputation";
+  return null;
+}

@@ -48,15 +48,13 @@ function newTermStatements(
   const id = newId("term");
   const at = now.toISOString();
   const statements: BatchItem<"sqlite">[] = [
-    db
-      .insert(councilTerms)
-      .values({
-        id,
-        number,
-        status: "active",
-        startedAt: at,
-        endsAt: new Date(now.getTime() + COUNCIL_RULES.termDays * DAY).toISOString(),
-      }),
+    db.insert(councilTerms).values({
+      id,
+      number,
+      status: "active",
+      startedAt: at,
+      endsAt: new Date(now.getTime() + COUNCIL_RULES.termDays * DAY).toISOString(),
+    }),
     db.insert(councilTermMembers).values(members.map((m) => ({ termId: id, nodeId: m.node_id, joinedAt: at, retained: m.retained }))),
     appendEvent(
       db,

@@ -53,6 +53,7 @@ export class CouncilSession extends DurableObject<Env> {
   private cache: StoredSession | null = null;
   private tail: Promise<unknown> = Promise.resolve();
   private offsetMs = 0;
+  private config: { value: CouncilConfig; readAt: number } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -75,20 +76,31 @@ export class CouncilSession extends DurableObject<Env> {
       const db = getDb(this.env.DB);
       const stored = await this.load(req.session_id, req.now);
       if (!stored) return notFound(req.session_id);
-      const [configRow, seat, voted, reply] = await db.batch([
-        db.select().from(settings).where(eq(settings.section, councilConfig.name)),
-        db
-          .select()
-          .from(councilElectorate)
-          .where(and(eq(councilElectorate.sessionId, req.session_id), eq(councilElectorate.nodeId, req.node_id))),
-        db
-          .select({ n: councilVotes.nodeId })
-          .from(councilVotes)
-          .where(and(eq(councilVotes.sessionId, req.session_id), eq(councilVotes.nodeId, req.node_id))),
-        db
-          .select({ id: councilDialogs.id })
-          .from(councilDialogs)
-          .where(and(eq(councilDialogs.sessionId, req.session_id), eq(councilDialogs.id, body.reply_to ?? ""))),
+      // Only what this dialog needs, in one round trip: the electorate seat and a previous ballot
+      // for a vote, the dialog replied to for a reply.
+      const isVote = body.dialog_type === "vote";
+      const [seat, voted, reply] = await Promise.all([
+        isVote
+          ? db
+              .select()
+              .from(councilElectorate)
+              .where(and(eq(councilElectorate.sessionId, req.session_id), eq(councilElectorate.nodeId, req.node_id)))
+              .all()
+          : [],
+        isVote
+          ? db
+              .select({ n: councilVotes.nodeId })
+              .from(councilVotes)
+              .where(and(eq(councilVotes.sessionId, req.session_id), eq(councilVotes.nodeId, req.node_id)))
+              .all()
+          : [],
+        body.reply_to
+          ? db
+              .select({ id: councilDialogs.id })
+              .from(councilDialogs)
+              .where(and(eq(councilDialogs.sessionId, req.session_id), eq(councilDialogs.id, body.reply_to)))
+              .all()
+          : [],
       ]);
       const input: MachineInput = {
         kind: "dialog",
@@ -99,7 +111,7 @@ export class CouncilSession extends DurableObject<Env> {
         reply_to_exists: reply.length > 0,
       };
       try {
-        const out = await this.apply(stored, input, req.now, parseConfig(configRow[0]?.value));
+        const out = await this.apply(stored, input, req.now);
         if (!out.ok) return out;
         const dialog = out.effects.find((e) => e.kind === "record_dialog");
         return {
@@ -195,7 +207,7 @@ export class CouncilSession extends DurableObject<Env> {
   /** Runs the machine and saves. A version conflict (nothing else should write) reloads and retries once. */
   private async apply(stored: StoredSession, input: MachineInput, now: number, config?: CouncilConfig) {
     const db = getDb(this.env.DB);
-    const cfg = config ?? (await readConfig(db));
+    const cfg = config ?? (await this.readConfig(db));
     const ctx: MachineContext = { now: new Date(now), rules: COUNCIL_RULES, config: cfg, random: cryptoRandom, newId };
     for (let attempt = 0; ; attempt++) {
       const current = attempt === 0 ? stored : await this.load(stored.state.session_id, now, true);
@@ -217,6 +229,14 @@ export class CouncilSession extends DurableObject<Env> {
       await this.schedule(out.state);
       return out;
     }
+  }
+
+  /** The council section, re-read at most every CONFIG_TTL_MS (a PUT shows within that). */
+  private async readConfig(db: Db): Promise<CouncilConfig> {
+    if (this.config && Date.now() - this.config.readAt < CONFIG_TTL_MS) return this.config.value;
+    const row = await db.select().from(settings).where(eq(settings.section, councilConfig.name)).get();
+    this.config = { value: parseConfig(row?.value), readAt: Date.now() };
+    return this.config.value;
   }
 
   private async load(id: string, now: number, fresh = false): Promise<StoredSession | null> {
@@ -253,10 +273,7 @@ function parseConfig(value: unknown): CouncilConfig {
   return parsed.success ? parsed.data : councilConfig.schema.parse({});
 }
 
-async function readConfig(db: Db): Promise<CouncilConfig> {
-  const row = await db.select().from(settings).where(eq(settings.section, councilConfig.name)).get();
-  return parseConfig(row?.value);
-}
+const CONFIG_TTL_MS = 2_000;
 
 export function getCouncilSession(env: Pick<Env, "COUNCIL_SESSION">, sessionId: string) {
   return env.COUNCIL_SESSION.getByName(sessionId);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../../src/council/random";
 import { COUNCIL_RULES, HOUR } from "../../../src/council/rules";
-import { memberIneligibility, pickReplacements, selectMembers, type Candidate } from "../../../src/council/selection";
+import { autoSecondReason, memberIneligibility, pickReplacements, selectMembers, type Candidate } from "../../../src/council/selection";
 
 const NOW = Date.parse("2026-12-01T12:00:00.000Z");
 const ago = (h: number) => new Date(NOW - h * HOUR).toISOString();
@@ -101,5 +101,15 @@ describe("pickReplacements", () => {
     const pool = [node(1), node(2), node(3, { model_tier: 1 }), node(4)];
     expect(pickReplacements(pool, new Set([node(4).node_id]), 2, NOW)).toEqual([node(2).node_id, node(1).node_id]);
     expect(pickReplacements(pool, new Set([node(4).node_id, node(2).node_id]), 3, NOW)).toEqual([node(1).node_id]);
+  });
+});
+
+describe("autoSecondReason", () => {
+  it("skips seconding for a current council member or a node with reputation ≥ 60, and only for them", () => {
+    const terms = [node(1).node_id, node(2).node_id];
+    expect(autoSecondReason({ node_id: node(1).node_id, reputation: 31 }, terms)).toBe("current_member");
+    expect(autoSecondReason({ node_id: node(9).node_id, reputation: 60 }, terms)).toBe("reputation");
+    expect(autoSecondReason({ node_id: node(9).node_id, reputation: 59.9 }, terms)).toBeNull();
+    expect(autoSecondReason({ node_id: node(9).node_id, reputation: 59.9 }, [])).toBeNull();
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../../src/workers/index";
 import { call } from "../../factories";
 import { advance, dialog, progress, propose, PROPOSAL, session } from "../../factories/council-http";
-import { eligibleNode, heartbeat, patchNode, registerNode, type TestNode } from "../../factories/nodes";
+import { heartbeat, patchNode, registerNode, type TestNode } from "../../factories/nodes";
 
 const DAY = 24 * 3_600_000;
 const nodes: TestNode[] = [];
