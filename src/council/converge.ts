@@ -104,7 +104,6 @@ export function recordJobEnd(
     });
     return true;
   }
-  void ctx;
   return false;
 }
 

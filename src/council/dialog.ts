@@ -45,6 +45,13 @@ export const dialogBody = z
       need("vote", "a ballot says approve, reject or revise");
       need("confidence", "a ballot carries a confidence in [0, 1]");
     }
+    // Fields of another dialog type are refused rather than silently dropped.
+    const foreign = (fields: (keyof typeof d)[], owner: string) => {
+      for (const f of fields)
+        if (d[f] !== undefined) ctx.addIssue({ code: "custom", path: [f], message: `only a ${owner} dialog has ${f}` });
+    };
+    if (d.dialog_type !== "vote") foreign(["vote", "confidence", "conditions", "reasoning", "proposal_hash"], "vote");
+    if (d.dialog_type !== "amend") foreign(["amendment_type", "amendment_target", "amendment_content"], "amend");
   });
 
 export const v1DialogBody = dialogBody.superRefine((d, ctx) => {

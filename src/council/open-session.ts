@@ -48,7 +48,7 @@ export async function openSession(
   rules: CouncilRules = COUNCIL_RULES,
 ): Promise<{ session_id: string; phase: string }> {
   for (let attempt = 0; ; attempt++) {
-    const built = await buildSession(env, db, proposal, now, random, config, rules);
+    const built = await buildSession(db, proposal, now, random, config, rules);
     const status = built.state.phase === "abandoned" ? "abandoned" : "deliberating";
     const statements: BatchItem<"sqlite">[] = [...head(built.state.session_id, status), ...built.statements];
     try {
@@ -70,16 +70,7 @@ export async function openSession(
   }
 }
 
-async function buildSession(
-  env: Env,
-  db: Db,
-  proposal: ProposalForSession,
-  now: Date,
-  random: Random,
-  config: CouncilConfig,
-  rules: CouncilRules,
-) {
-  void env;
+async function buildSession(db: Db, proposal: ProposalForSession, now: Date, random: Random, config: CouncilConfig, rules: CouncilRules) {
   const at = now.toISOString();
   const nowMs = now.getTime();
   const proposer = await getNode(db, proposal.nodeId);

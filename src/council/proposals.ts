@@ -45,8 +45,6 @@ export type SubmitResult =
   | { status: 201; proposal_id: string; session_id: string | null; proposal_status: string }
   | { status: 202; proposal_id: string; session_id: null; proposal_status: "prescreening" };
 
-const PENDING_STATUSES = ["prescreening", "deliberating"] as const;
-
 function rateCondition(nodeId: string, now: Date, rules: CouncilRules): { recent: SQL; pending: SQL; ok: SQL } {
   const since = new Date(now.getTime() - HOUR).toISOString();
   const recent = sql`(SELECT COUNT(*) FROM council_proposals WHERE node_id = ${nodeId} AND created_at > ${since})`;
@@ -364,5 +362,3 @@ export async function expirePrescreens(env: Env, db: Db, now: Date, config: Coun
   for (const p of stale) await rejectPrescreen(env, db, p.id, p.prescreen.job_id, { reason: "prescreen_timeout", source: "timeout" }, now);
   return stale.length;
 }
-
-export { PENDING_STATUSES };

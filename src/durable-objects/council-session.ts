@@ -54,6 +54,8 @@ export class CouncilSession extends DurableObject<Env> {
   private tail: Promise<unknown> = Promise.resolve();
   private offsetMs = 0;
   private config: { value: CouncilConfig; readAt: number } | null = null;
+  /** The alarm last set (real ms, null: none), so a dialog that does not move it writes no storage. */
+  private alarmAt: number | null | undefined = undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -166,6 +168,7 @@ export class CouncilSession extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    this.alarmAt = undefined; // it fired: whatever comes next must be set again
     const id = this.ctx.storage.sql.exec<{ v: string }>(`SELECT v FROM meta WHERE k = 'session_id'`).toArray()[0]?.v;
     if (!id) return;
     const clock = await loadClock(this.env);
@@ -253,8 +256,17 @@ export class CouncilSession extends DurableObject<Env> {
   /** One alarm at the next moment a check could change something, mapped from clock time to real time. */
   private async schedule(state: SessionState) {
     const next = nextCheckAt(state);
-    if (next === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(Math.max(Date.now(), Date.parse(next) - this.offsetMs));
+    const at = next === null ? null : Date.parse(next) - this.offsetMs;
+    // The clock offset is measured per call, so the same deadline maps to a slightly different real
+    // time each time: within a second counts as unchanged.
+    const unchanged =
+      at === null
+        ? this.alarmAt === null
+        : typeof this.alarmAt === "number" && Math.abs(at - this.alarmAt) < 1_000 && this.alarmAt > Date.now();
+    if (unchanged) return;
+    this.alarmAt = at;
+    if (at === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.max(Date.now(), at));
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {

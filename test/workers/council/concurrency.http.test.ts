@@ -63,6 +63,16 @@ describe("racing ballots and checks", () => {
     expect((await session(sid)).votes).toHaveLength(1);
   });
 
+  it("refuses a dialog carrying another type's fields (422) and records nothing for it", async () => {
+    const { sid, seated, hash } = await voting();
+    const before = (await session(sid)).dialogs.length;
+    const mixed = await dialog(seated[0]!, sid, { dialog_type: "vote", vote: "approve", confidence: 0.5, proposal_hash: hash, amendment_type: "add" });
+    expect([mixed.status, mixed.body.errors.map((e: { path: string }) => e.path)]).toEqual([422, ["amendment_type"]]);
+    const assess = await dialog(seated[0]!, sid, { dialog_type: "develop", content: "x", vote: "approve" });
+    expect([assess.status, assess.body.errors.map((e: { path: string }) => e.path)]).toEqual([422, ["vote"]]);
+    expect((await session(sid)).dialogs).toHaveLength(before);
+  });
+
   it("takes a model's synthesis as the consensus (synthesis_source model) when a real runtime answers", async () => {
     await call("/v1/config/council", { method: "PUT", body: { synthesis_runtime: "claude" } });
     const { sid, seated, hash, devil } = await voting();
