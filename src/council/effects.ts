@@ -38,8 +38,15 @@ export function principleStatement(state: SessionState): string {
   return `${state.proposal.title}: ${state.decision?.consensus ?? ""}`.slice(0, 2_000);
 }
 
-/** Translates the machine's effects into statements for one atomic batch with the session's save. */
-export function planEffects(db: Db, state: SessionState, effects: readonly Effect[], rules: CouncilRules, now: Date): EffectPlan {
+/** Translates the machine's effects into statements for one atomic batch with the session's save (`version`: the one it creates). */
+export function planEffects(
+  db: Db,
+  state: SessionState,
+  version: number,
+  effects: readonly Effect[],
+  rules: CouncilRules,
+  now: Date,
+): EffectPlan {
   const plan: EffectPlan = { statements: [], notifyIndexes: [], jobs: [] };
   const at = now.toISOString();
   const push = (...items: BatchItem<"sqlite">[]) => plan.statements.push(...items);
@@ -49,8 +56,9 @@ export function planEffects(db: Db, state: SessionState, effects: readonly Effec
       plan.statements.push(item);
     }
   };
+  // Keyed by the session version this save creates: a notice repeats only if the same save does.
   let seq = 0;
-  const dedupe = (type: string) => `council:${state.session_id}:${type}:${at}:${seq++}`;
+  const dedupe = (type: string) => `council:${state.session_id}:v${version}:${type}:${seq++}`;
 
   for (const e of effects) {
     switch (e.kind) {

@@ -215,7 +215,7 @@ async function buildSession(db: Db, proposal: ProposalForSession, now: Date, ran
       );
     }
   }
-  const plan = planEffects(db, state, fx, rules, now);
+  const plan = planEffects(db, state, 0, fx, rules, now);
   const base = statements.length;
   statements.push(...plan.statements);
   return { state, statements, notifyIndexes: plan.notifyIndexes.map((i) => i + base) };

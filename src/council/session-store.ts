@@ -135,7 +135,7 @@ export async function saveTransition(
   now: Date,
   head: BatchItem<"sqlite">[] = [],
 ) {
-  const plan = planEffects(db, state, effects, rules, now);
+  const plan = planEffects(db, state, version + 1, effects, rules, now);
   const statements: BatchItem<"sqlite">[] = [...head, sessionUpdate(db, state, version, now), ...plan.statements];
   const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   await afterCommit(
