@@ -64,8 +64,14 @@ export async function openSession(
       if (isGuardFailure(err, "council_terms.session_count") && attempt < 2) continue;
       throw err;
     }
-    if (nextCheckAt(built.state))
-      await getCouncilSession(env, built.state.session_id).wake({ session_id: built.state.session_id, now: now.getTime() });
+    if (nextCheckAt(built.state)) {
+      // The session exists now; its alarm is a convenience (the minute tick finds it by next_check_at).
+      await getCouncilSession(env, built.state.session_id)
+        .wake({ session_id: built.state.session_id, now: now.getTime() })
+        .catch((err: unknown) =>
+          console.error(`council: could not set the first alarm of ${built.state.session_id}; the tick will check it`, err),
+        );
+    }
     return { session_id: built.state.session_id, phase: built.state.phase };
   }
 }
