@@ -308,9 +308,7 @@ describe("RunnerInbox", () => {
     expect(await pendingCalls()).toBe(0);
     await stub.complete({ jobId: msg.job_id, leaseId: job!.lease_id, result: { text: "ok" }, now });
     expect(await pendingCalls()).toBe(0);
-    const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM events WHERE type = 'job.owner_unhandled' AND subject = ?`)
-      .bind(msg.job_id)
-      .first();
+    const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM events WHERE type = 'job.owner_unhandled' AND subject = ?`).bind(msg.job_id).first();
     expect(row).toEqual({ n: 0 });
   });
 });
