@@ -10,6 +10,10 @@ export default defineConfig(async () => {
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
           bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", ENVIRONMENT: "test" },
+          // No test reaches the network: any outbound fetch of the Worker (a webhook push fired by
+          // the real queue consumer) is answered here with 204, so nothing retries in the background
+          // after a test file ends. Tests that examine pushes call the consumer with their own fetch.
+          outboundService: () => new Response(null, { status: 204 }),
         },
       }),
     ],

@@ -1,6 +1,8 @@
+import type { CouncilSession } from "./durable-objects/council-session";
 import type { RunnerInbox } from "./durable-objects/runner-inbox";
 import type { TaskBudget } from "./durable-objects/task-budget";
 import type { TeamAdmission } from "./durable-objects/team-admission";
+import type { NodePushMessage } from "./nodes/webhook";
 import type { DispatchMessage } from "./queues/dispatch-message";
 
 // Bindings declared in wrangler.toml. Declared on Cloudflare.Env so `env` from
@@ -13,6 +15,8 @@ declare global {
       TASK_BUDGET: DurableObjectNamespace<TaskBudget>;
       TEAM_ADMISSION: DurableObjectNamespace<TeamAdmission>;
       DISPATCH: Queue<DispatchMessage>;
+      COUNCIL_SESSION: DurableObjectNamespace<CouncilSession>;
+      NODE_PUSHES: Queue<NodePushMessage>;
       ENVIRONMENT: "development" | "test" | "production";
       ADMIN_TOKEN?: string;
       VERSION?: string;
@@ -20,7 +24,7 @@ declare global {
     // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
     interface GlobalProps {
       mainModule: typeof import("./workers/index");
-      durableNamespaces: "RunnerInbox" | "TaskBudget" | "TeamAdmission";
+      durableNamespaces: "RunnerInbox" | "TaskBudget" | "TeamAdmission" | "CouncilSession";
     }
   }
 }

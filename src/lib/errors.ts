@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   "wrong_phase",
   "stale_lease",
   "result_conflict",
+  "stale_proposal",
+  "already_voted",
   "unavailable",
   "internal_error",
 ] as const;
@@ -40,6 +42,8 @@ const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
   wrong_phase: 409,
   stale_lease: 409,
   result_conflict: 409,
+  stale_proposal: 409,
+  already_voted: 409,
   unavailable: 503,
   internal_error: 500,
 };
@@ -61,6 +65,8 @@ const titles: Record<ErrorCode, string> = {
   wrong_phase: "Wrong phase",
   stale_lease: "Stale lease",
   result_conflict: "Result conflict",
+  stale_proposal: "Stale proposal",
+  already_voted: "Already voted",
   unavailable: "Service unavailable",
   internal_error: "Internal error",
 };

@@ -4,6 +4,9 @@ import { AppError } from "../lib/errors";
 import type { AppEnv } from "./app-env";
 import { adminRoutes } from "./http/admin";
 import { configRoutes } from "./http/config";
+import { councilRoutes } from "./http/council";
+import { governanceRoutes } from "./http/governance";
+import { nodesRoutes } from "./http/nodes";
 import { eventsRoutes } from "./http/events";
 import { healthRoutes } from "./http/health";
 import { runnerRoutes } from "./http/runner";
@@ -33,6 +36,9 @@ app.route("/v1/runner", runnerRoutes);
 app.route("/v1/team", teamRoutes);
 app.route("/v1/tasks", teamTaskRoutes);
 app.route("/v1/cost", costRoutes);
+app.route("/v1/nodes", nodesRoutes);
+app.route("/v1/council", councilRoutes);
+app.route("/v1/governance", governanceRoutes);
 
 app.notFound((c) => problemResponse(c, new AppError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
 
