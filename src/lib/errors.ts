@@ -17,6 +17,8 @@ export const ERROR_CODES = [
   "not_eligible",
   "wrong_phase",
   "stale_lease",
+  "forge_scope",
+  "forge_failed",
   "unavailable",
   "internal_error",
 ] as const;
@@ -38,6 +40,8 @@ const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
   not_eligible: 403,
   wrong_phase: 409,
   stale_lease: 409,
+  forge_scope: 403,
+  forge_failed: 502,
   unavailable: 503,
   internal_error: 500,
 };
@@ -58,6 +62,8 @@ const titles: Record<ErrorCode, string> = {
   not_eligible: "Not eligible",
   wrong_phase: "Wrong phase",
   stale_lease: "Stale lease",
+  forge_scope: "Outside the forge scope",
+  forge_failed: "GitHub request failed",
   unavailable: "Service unavailable",
   internal_error: "Internal error",
 };

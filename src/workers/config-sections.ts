@@ -1,8 +1,10 @@
 import type { ConfigSection } from "../lib/config";
 import { registry } from "../lib/registry";
 import { runnerConfig } from "../jobs/config";
+import { projectsConfig } from "../projects/forge/config";
 
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({
   [runnerConfig.name]: runnerConfig,
+  [projectsConfig.name]: projectsConfig,
 });
