@@ -42,7 +42,7 @@ const ACCESS_TOKENS = /^\/app\/installations\/[^/]+\/access_tokens$/;
  * for anything that bypasses the Octokit hook), and every credential that passes through, the app
  * JWT and installation token sent, the installation token received, is noted for redaction.
  */
-function guardedFetch(scope: ForgeScope, redactor: Redactor, base: typeof fetch): typeof fetch {
+export function guardedFetch(scope: ForgeScope, redactor: Redactor, base: typeof fetch): typeof fetch {
   return async function forgeFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     const url = input instanceof Request ? input.url : String(input);
     const method = init?.method ?? (input instanceof Request ? input.method : "GET");
