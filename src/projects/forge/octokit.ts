@@ -88,7 +88,9 @@ export function createGithubClient(options: GithubClientOptions): GithubClient {
     userAgent: "crewplane-forge",
     authStrategy: createAppAuth,
     auth: { appId: credentials.appId, privateKey, installationId: credentials.installationId },
-    request: { fetch: guardedFetch(scope, redactor, options.fetch ?? fetch) },
+    // `log` here too: @octokit/request logs deprecation notices (with URLs and GitHub's links) to
+    // `request.log`, falling back to console, not to the Octokit's own log.
+    request: { fetch: guardedFetch(scope, redactor, options.fetch ?? fetch), log },
     log,
   });
 

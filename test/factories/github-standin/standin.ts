@@ -40,8 +40,12 @@ export interface InterceptContext {
   body: unknown;
 }
 
-/** Runs before the handler; a returned Response is sent instead of the handler's answer. */
-export type Interceptor = (ctx: InterceptContext) => Promise<Response | void> | Response | void;
+/**
+ * Runs before the handler: a returned Response is sent instead of the handler's answer; returned
+ * `headers` are added to the handler's answer (a deprecation notice, say).
+ */
+export type InterceptResult = Response | { headers: Record<string, string> } | void;
+export type Interceptor = (ctx: InterceptContext) => Promise<InterceptResult> | InterceptResult;
 
 export interface StandinOptions {
   /** The organisation the App is installed on. */
@@ -214,11 +218,13 @@ export class GithubStandin {
     const denied = await this.#authenticate(match, authorization);
     if (denied) return this.#send(match.op, denied);
 
+    const extraHeaders: Record<string, string> = {};
     for (const entry of this.#interceptors.get(match.op.key) ?? []) {
       if (entry.remaining <= 0) continue;
       entry.remaining--;
-      const replaced = await entry.fn({ standin: this, request, params: match.params, body });
-      if (replaced) return replaced;
+      const result = await entry.fn({ standin: this, request, params: match.params, body });
+      if (result instanceof Response) return result;
+      if (result) Object.assign(extraHeaders, result.headers);
     }
 
     const handler = HANDLERS[match.op.key as ImplementedOperation];
@@ -235,6 +241,7 @@ export class GithubStandin {
         body: body as never,
         authOrg: this.#tokenOrg(authorization),
       }),
+      extraHeaders,
     );
   }
 
@@ -274,11 +281,11 @@ export class GithubStandin {
     return { token, expiresAt: new Date(expiresAt).toISOString().replace(/\.\d{3}Z$/, "Z") };
   }
 
-  #send(op: ContractOperation | null, answer: Answer): Response {
+  #send(op: ContractOperation | null, answer: Answer, extraHeaders: Record<string, string> = {}): Response {
     if (op) this.responseProblems.push(...checker.checkResponse(op, answer.status, answer.body));
     return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
       status: answer.status,
-      headers: { "content-type": "application/json; charset=utf-8", "x-github-request-id": crypto.randomUUID() },
+      headers: { "content-type": "application/json; charset=utf-8", "x-github-request-id": crypto.randomUUID(), ...extraHeaders },
     });
   }
 }

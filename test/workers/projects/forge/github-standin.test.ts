@@ -10,13 +10,24 @@ import { checker } from "../../../factories/github-standin/shapes";
 
 async function standinWithRepo() {
   const keys = await appKeys();
-  const standin = new GithubStandin({ org: ORG, appId: APP_ID, installationId: INSTALLATION_ID, publicKey: keys.publicKey, otherOrgs: [OTHER_ORG] });
+  const standin = new GithubStandin({
+    org: ORG,
+    appId: APP_ID,
+    installationId: INSTALLATION_ID,
+    publicKey: keys.publicKey,
+    otherOrgs: [OTHER_ORG],
+  });
   const repo = await standin.createRepository(ORG, "demo");
   const { token } = standin.mintToken();
   const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     standin.fetch(path.startsWith("http") ? path : `https://api.github.com${path}`, {
       method,
-      headers: { authorization: `token ${token}`, accept: "application/vnd.github+json", ...(body !== undefined ? { "content-type": "application/json; charset=utf-8" } : {}), ...headers },
+      headers: {
+        authorization: `token ${token}`,
+        accept: "application/vnd.github+json",
+        ...(body !== undefined ? { "content-type": "application/json; charset=utf-8" } : {}),
+        ...headers,
+      },
       ...(body !== undefined ? { body: typeof body === "string" ? body : JSON.stringify(body) } : {}),
     });
   return { standin, repo, send, main: repo.refs.get("refs/heads/main")! };
@@ -26,19 +37,43 @@ describe("GitHub stand-in: requests outside GitHub's OpenAPI description fail th
   const R = `/repos/${ORG}/demo`;
   it.each([
     ["a path the description does not have", "GET", `${R}/git/branches`, undefined, /no path of GitHub's description matches/],
-    ["a method the path does not have", "DELETE", `${R}/git/commits/MAIN`, undefined, /no DELETE on \/repos\/\{owner\}\/\{repo\}\/git\/commits\/\{commit_sha\} \(it has GET\)/],
-    ["a body field the operation does not declare", "POST", `${R}/git/trees`, { base_tre: "MAIN", tree: [] }, /request body does not match.*base_tre|additional/i],
+    [
+      "a method the path does not have",
+      "DELETE",
+      `${R}/git/commits/MAIN`,
+      undefined,
+      /no DELETE on \/repos\/\{owner\}\/\{repo\}\/git\/commits\/\{commit_sha\} \(it has GET\)/,
+    ],
+    [
+      "a body field the operation does not declare",
+      "POST",
+      `${R}/git/trees`,
+      { base_tre: "MAIN", tree: [] },
+      /request body does not match.*base_tre|additional/i,
+    ],
     ["a missing required body field", "POST", `${R}/git/refs`, { ref: "refs/heads/x" }, /required property "sha"/],
     ["a body field of the wrong type", "POST", `${R}/git/blobs`, { content: 5 }, /#\/content: Instance type "number" is invalid/],
     ["a body value outside its enum", "POST", `/orgs/${ORG}/repos`, { name: "x", visibility: "secret" }, /#\/visibility/],
-    ["a tree entry with an unknown mode", "POST", `${R}/git/trees`, { tree: [{ path: "a", mode: "100666", type: "blob", sha: "MAIN" }] }, /#\/tree\/0\/mode/],
+    [
+      "a tree entry with an unknown mode",
+      "POST",
+      `${R}/git/trees`,
+      { tree: [{ path: "a", mode: "100666", type: "blob", sha: "MAIN" }] },
+      /#\/tree\/0\/mode/,
+    ],
     ["an undeclared query parameter", "GET", `${R}/pulls?headd=x`, undefined, /query parameter 'headd' is not in the description/],
     ["a query parameter of the wrong type", "GET", `${R}/pulls?per_page=lots`, undefined, /query parameter per_page does not match/],
     ["a query value outside its enum", "GET", `${R}/pulls?state=merged`, undefined, /query parameter state does not match/],
     ["a body on an operation that takes none", "DELETE", `${R}/git/refs/heads%2Fmain`, {}, /takes no request body/],
     ["a missing required body", "PATCH", `${R}/git/refs/heads%2Fmain`, undefined, /request body is required/],
     ["a body that is not JSON", "POST", `${R}/git/blobs`, "content=x", /not JSON/],
-    ["a path parameter of the wrong type", "POST", `/app/installations/seven/access_tokens`, undefined, /path parameter installation_id does not match/],
+    [
+      "a path parameter of the wrong type",
+      "POST",
+      `/app/installations/seven/access_tokens`,
+      undefined,
+      /path parameter installation_id does not match/,
+    ],
     ["another host", "GET", `https://api.example.com${R}`, undefined, /not api\.github\.com/],
   ])("refuses %s", async (_what, method, rawPath, body, expected) => {
     const { standin, send, main } = await standinWithRepo();
@@ -77,7 +112,11 @@ describe("GitHub stand-in: credentials", () => {
     const keys = await appKeys();
     const other = await githubAppKeys();
     const standin = new GithubStandin({ org: ORG, appId: APP_ID, installationId: INSTALLATION_ID, publicKey: keys.publicKey });
-    const forge = createGithubForge({ org: ORG, credentials: { appId: APP_ID, privateKey: other.privateKeyPem, installationId: INSTALLATION_ID }, fetch: standin.fetch });
+    const forge = createGithubForge({
+      org: ORG,
+      credentials: { appId: APP_ID, privateKey: other.privateKeyPem, installationId: INSTALLATION_ID },
+      fetch: standin.fetch,
+    });
 
     const err = await forge.ensureRepository({ name: "x" }).catch((e: unknown) => e);
 
@@ -89,12 +128,22 @@ describe("GitHub stand-in: credentials", () => {
 
   it("hides a repository from a token of another organisation's installation", async () => {
     const keys = await appKeys();
-    const standin = new GithubStandin({ org: ORG, appId: APP_ID, installationId: INSTALLATION_ID, publicKey: keys.publicKey, otherOrgs: [OTHER_ORG] });
+    const standin = new GithubStandin({
+      org: ORG,
+      appId: APP_ID,
+      installationId: INSTALLATION_ID,
+      publicKey: keys.publicKey,
+      otherOrgs: [OTHER_ORG],
+    });
     await standin.createRepository(OTHER_ORG, "private-stuff");
     const { token } = standin.mintToken();
-    const res = await standin.fetch(`https://api.github.com/repos/${OTHER_ORG}/private-stuff`, { headers: { authorization: `token ${token}` } });
+    const res = await standin.fetch(`https://api.github.com/repos/${OTHER_ORG}/private-stuff`, {
+      headers: { authorization: `token ${token}` },
+    });
     expect(res.status).toBe(404);
-    const bad = await standin.fetch(`https://api.github.com/repos/${ORG}/x`, { headers: { authorization: "token ghs_notatoken000000000000000000000000" } });
+    const bad = await standin.fetch(`https://api.github.com/repos/${ORG}/x`, {
+      headers: { authorization: "token ghs_notatoken000000000000000000000000" },
+    });
     expect(bad.status).toBe(401);
     standin.assertClean();
   });

@@ -25,13 +25,25 @@ describe("scopeViolation", () => {
     ["the App's own user space", "POST", `${API}/user/repos`, undefined, /outside \/repos\/crewplane-projects/],
     ["a search across GitHub", "GET", `${API}/search/code?q=org:${OTHER_ORG}`, undefined, /outside/],
     ["an owner with an encoded slash", "GET", `${API}/repos/${ORG}%2F..%2F${OTHER_ORG}/demo`, undefined, /is not the organisation/],
-    ["an encoded dot segment climbing out of the organisation", "GET", `${API}/repos/${ORG}/%2e%2e/x`, undefined, /owner 'x' is not the organisation/],
+    [
+      "an encoded dot segment climbing out of the organisation",
+      "GET",
+      `${API}/repos/${ORG}/%2e%2e/x`,
+      undefined,
+      /owner 'x' is not the organisation/,
+    ],
     ["broken percent-encoding", "GET", `${API}/repos/${ORG}/%E0%A4%A/x`, undefined, /percent-encoding/],
     ["another installation's token", "POST", `${API}/app/installations/778/access_tokens`, undefined, /installation '778'/],
     ["another host", "GET", `https://api.example.com/repos/${ORG}/demo`, undefined, /host 'api.example.com'/],
     ["plain http", "GET", `http://api.github.com/repos/${ORG}/demo`, undefined, /host/],
     ["credentials in the URL", "GET", `https://x:y@api.github.com/repos/${ORG}/demo`, undefined, /host/],
-    ["a cross-owner pull request head", "POST", `${API}/repos/${ORG}/demo/pulls`, { head: `${OTHER_ORG}:main`, base: "main", title: "t" }, /'head' names owner 'someone-else'/],
+    [
+      "a cross-owner pull request head",
+      "POST",
+      `${API}/repos/${ORG}/demo/pulls`,
+      { head: `${OTHER_ORG}:main`, base: "main", title: "t" },
+      /'head' names owner 'someone-else'/,
+    ],
     ["a transfer to another owner", "POST", `${API}/repos/${ORG}/demo/transfer`, JSON.stringify({ new_owner: OTHER_ORG }), /'new_owner'/],
     ["a fork into another organisation", "POST", `${API}/repos/${ORG}/demo/forks`, { organization: OTHER_ORG }, /'organization'/],
     ["a repository generated for another owner", "POST", `${API}/repos/${ORG}/tpl/generate`, { owner: OTHER_ORG, name: "x" }, /'owner'/],
@@ -75,7 +87,13 @@ describe("forge scope refusal: nothing is sent", () => {
 
   it("refuses any Octokit call outside the organisation before a token is even minted", async () => {
     const keys = await appKeys();
-    const standin = new GithubStandin({ org: ORG, appId: APP_ID, installationId: INSTALLATION_ID, publicKey: keys.publicKey, otherOrgs: [OTHER_ORG] });
+    const standin = new GithubStandin({
+      org: ORG,
+      appId: APP_ID,
+      installationId: INSTALLATION_ID,
+      publicKey: keys.publicKey,
+      otherOrgs: [OTHER_ORG],
+    });
     const { octokit } = createGithubClient({
       org: ORG,
       credentials: { appId: APP_ID, privateKey: keys.privateKeyPem, installationId: INSTALLATION_ID },
@@ -84,7 +102,9 @@ describe("forge scope refusal: nothing is sent", () => {
 
     await refusal(octokit.request("GET /repos/{owner}/{repo}", { owner: OTHER_ORG, repo: "x" }));
     await refusal(octokit.request("GET /user/repos"));
-    await refusal(octokit.request("POST /repos/{owner}/{repo}/pulls", { owner: ORG, repo: "x", head: `${OTHER_ORG}:main`, base: "main", title: "t" }));
+    await refusal(
+      octokit.request("POST /repos/{owner}/{repo}/pulls", { owner: ORG, repo: "x", head: `${OTHER_ORG}:main`, base: "main", title: "t" }),
+    );
     await refusal(octokit.request("GET /repos/{owner}/{repo}", { owner: ORG, repo: "x", baseUrl: "https://api.example.com" }));
     await refusal(octokit.request("POST /app/installations/{installation_id}/access_tokens", { installation_id: 778 }));
 
