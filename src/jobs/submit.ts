@@ -72,7 +72,10 @@ export async function submitJob(env: Pick<Env, "DISPATCH">, db: Db, job: NewJob,
   try {
     await dispatchJob(env, prepared.message);
   } catch (cause) {
-    await db.batch([db.delete(jobs).where(eq(jobs.id, prepared.jobId)), db.delete(events).where(eq(events.dedupeKey, queuedKey(prepared.jobId)))]);
+    await db.batch([
+      db.delete(jobs).where(eq(jobs.id, prepared.jobId)),
+      db.delete(events).where(eq(events.dedupeKey, queuedKey(prepared.jobId))),
+    ]);
     throw new AppError("unavailable", "The dispatch queue did not accept the job; nothing was recorded", { cause });
   }
   return { job_id: prepared.jobId };
