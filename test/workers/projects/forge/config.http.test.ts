@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../../src/db/client";
 import { AppError } from "../../../../src/lib/errors";
-import { forgeFromEnv } from "../../../../src/projects/forge/config";
+import { forgeFromEnv } from "../../../../src/projects/forge/from-env";
 import { call } from "../../../factories";
 import { appKeys, APP_ID, GithubStandin, INSTALLATION_ID, ORG } from "../../../factories/github-standin";
 

@@ -65,3 +65,12 @@ describe("GitHub App private key (PKCS#1 → PKCS#8 for WebCrypto)", () => {
     expect((err as AppError).detail).not.toContain(key.split("\n")[1]);
   });
 });
+
+describe("why the conversion is needed", () => {
+  it("is refused as PKCS#1 by the JWT library under workerd (the WebCrypto build a deployed Worker bundles too)", async () => {
+    const { default: githubAppJwt } = await import("universal-github-app-jwt");
+    const keys = await appKeys();
+    await expect(githubAppJwt({ id: 1, privateKey: keys.privateKeyPem })).rejects.toThrow(/PKCS#1 format, but only PKCS#8 is supported/);
+    await expect(githubAppJwt({ id: 1, privateKey: toPkcs8Pem(keys.privateKeyPem) })).resolves.toMatchObject({ appId: 1 });
+  });
+});
