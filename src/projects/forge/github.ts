@@ -61,13 +61,26 @@ export class GithubForge implements Forge {
     return name!;
   }
 
-  /** Runs one GitHub call; `expected` decides which failures the caller handles itself. */
-  async #call<T>(what: string, run: () => Promise<T>, expected?: (err: unknown) => boolean): Promise<T | { failed: unknown }> {
+  /** One GitHub call; any failure becomes a redacted AppError naming the route. */
+  async #run<T>(route: string, call: () => Promise<T>): Promise<T> {
     try {
-      return await run();
+      return await call();
     } catch (err) {
-      if (expected?.(err) && !(err instanceof AppError)) return { failed: err };
-      throw forgeError(err, what, this.#gh.redactor);
+      throw forgeError(err, route, this.#gh.redactor);
+    }
+  }
+
+  /** One GitHub call whose `expected` failures the caller handles (they come back as `failed`). */
+  async #attempt<T>(
+    route: string,
+    call: () => Promise<T>,
+    expected: (err: unknown) => boolean,
+  ): Promise<{ ok: true; value: T } | { ok: false; failed: unknown }> {
+    try {
+      return { ok: true, value: await call() };
+    } catch (err) {
+      if (!(err instanceof AppError) && expected(err)) return { ok: false, failed: err };
+      throw forgeError(err, route, this.#gh.redactor);
     }
   }
 
@@ -75,7 +88,7 @@ export class GithubForge implements Forge {
     const input = parse(repositoryInput, raw, "repository");
     const name = this.#repoName(input.name);
     const { octokit } = this.#gh;
-    const created = await this.#call(
+    const created = await this.#attempt(
       "POST /orgs/{org}/repos",
       () =>
         octokit.request("POST /orgs/{org}/repos", {
@@ -88,16 +101,10 @@ export class GithubForge implements Forge {
         }),
       (err) => answered(err, 422, /already exists/i),
     );
-    const repo =
-      "failed" in created
-        ? (
-            (await this.#call("GET /repos/{owner}/{repo}", () =>
-              octokit.request("GET /repos/{owner}/{repo}", { owner: this.org, repo: name }),
-            )) as {
-              data: RepoData;
-            }
-          ).data
-        : created.data;
+    const repo: RepoData = created.ok
+      ? created.value.data
+      : (await this.#run("GET /repos/{owner}/{repo}", () => octokit.request("GET /repos/{owner}/{repo}", { owner: this.org, repo: name })))
+          .data;
     return {
       id: Number(repo.id),
       full_name: repo.full_name,
@@ -105,18 +112,13 @@ export class GithubForge implements Forge {
       html_url: repo.html_url,
       default_branch: repo.default_branch ?? "main",
       private: repo.private,
-      created: !("failed" in created),
+      created: created.ok,
     };
   }
 
   async contribute(raw: ContributionInput): Promise<ContributionResult> {
     const input = parse(contributionInput, raw, "contribution");
-    const repo = this.#repoName(input.repo);
-    try {
-      return await contributeOnce(this.#gitData(repo), input, this.#maxAttempts);
-    } catch (err) {
-      throw forgeError(err, "a contribution", this.#gh.redactor);
-    }
+    return contributeOnce(this.#gitData(this.#repoName(input.repo)), input, this.#maxAttempts);
   }
 
   async openPullRequest(raw: PullRequestInput): Promise<ForgePullRequest> {
@@ -124,19 +126,20 @@ export class GithubForge implements Forge {
     const repo = this.#repoName(input.repo);
     const { octokit } = this.#gh;
     const base = input.base ?? (await this.#gitData(repo).defaultBranch());
-    const findOpen = async () => {
-      const { data } = await octokit.request("GET /repos/{owner}/{repo}/pulls", {
-        owner: this.org,
-        repo,
-        state: "open",
-        head: `${this.org}:${input.branch}`,
-        per_page: 10,
+    const findOpen = () =>
+      this.#run("GET /repos/{owner}/{repo}/pulls", async () => {
+        const { data } = await octokit.request("GET /repos/{owner}/{repo}/pulls", {
+          owner: this.org,
+          repo,
+          state: "open",
+          head: `${this.org}:${input.branch}`,
+          per_page: 10,
+        });
+        return data[0];
       });
-      return data[0];
-    };
-    const existing = await this.#call("GET /repos/{owner}/{repo}/pulls", findOpen);
-    if (existing && !("failed" in existing)) return toPull(existing, true);
-    const opened = await this.#call(
+    const existing = await findOpen();
+    if (existing) return toPull(existing, true);
+    const opened = await this.#attempt(
       "POST /repos/{owner}/{repo}/pulls",
       () =>
         octokit.request("POST /repos/{owner}/{repo}/pulls", {
@@ -150,77 +153,89 @@ export class GithubForge implements Forge {
       // Two openings raced: the other one won, and its pull request is the task's.
       (err) => answered(err, 422, /pull request already exists/i),
     );
-    if (!("failed" in opened)) return toPull(opened.data, false);
-    const winner = await this.#call("GET /repos/{owner}/{repo}/pulls", findOpen);
-    if (winner && !("failed" in winner)) return toPull(winner, true);
+    if (opened.ok) return toPull(opened.value.data, false);
+    const winner = await findOpen();
+    if (winner) return toPull(winner, true);
     throw forgeError(opened.failed, "POST /repos/{owner}/{repo}/pulls", this.#gh.redactor);
   }
 
-  /** The Git Data API calls a contribution needs, bound to one repository of the organisation. */
+  /**
+   * The Git Data API calls a contribution needs, bound to one repository of the organisation. Each
+   * maps its failures to a redacted AppError naming its route; the outcomes the compare-and-swap
+   * relies on (branch missing, already created, moved) come back as values instead.
+   */
   #gitData(repo: string): GitData {
     const { octokit } = this.#gh;
     const owner = this.org;
+    const run = this.#run.bind(this);
+    const attempt = this.#attempt.bind(this);
     return {
       fullName: `${owner}/${repo}`,
-      async defaultBranch() {
-        const { data } = await octokit.request("GET /repos/{owner}/{repo}", { owner, repo });
-        return data.default_branch;
-      },
+      defaultBranch: () =>
+        run(
+          "GET /repos/{owner}/{repo}",
+          async () => (await octokit.request("GET /repos/{owner}/{repo}", { owner, repo })).data.default_branch,
+        ),
       async readBranch(branch) {
-        try {
-          const { data } = await octokit.request("GET /repos/{owner}/{repo}/git/ref/{ref}", { owner, repo, ref: `heads/${branch}` });
-          return data.object.sha;
-        } catch (err) {
-          if (githubStatus(err) === 404) return null;
-          throw err;
-        }
+        const route = "GET /repos/{owner}/{repo}/git/ref/{ref}";
+        const read = await attempt(
+          route,
+          () => octokit.request(route, { owner, repo, ref: `heads/${branch}` }),
+          (err) => githubStatus(err) === 404,
+        );
+        return read.ok ? read.value.data.object.sha : null;
       },
-      async readCommit(sha) {
-        const { data } = await octokit.request("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", { owner, repo, commit_sha: sha });
-        return { sha: data.sha, tree: data.tree.sha, message: data.message };
-      },
-      async createBlob(content, encoding) {
-        const { data } = await octokit.request("POST /repos/{owner}/{repo}/git/blobs", { owner, repo, content, encoding });
-        return data.sha;
-      },
-      async createTree(baseTree, entries) {
-        const { data } = await octokit.request("POST /repos/{owner}/{repo}/git/trees", {
-          owner,
-          repo,
-          base_tree: baseTree,
-          tree: entries.map((e) => ({ path: e.path, mode: "100644" as const, type: "blob" as const, sha: e.sha })),
-        });
-        return data.sha;
-      },
-      async createCommit(message, tree, parent) {
-        const { data } = await octokit.request("POST /repos/{owner}/{repo}/git/commits", { owner, repo, message, tree, parents: [parent] });
-        return { sha: data.sha, url: data.html_url };
-      },
+      readCommit: (sha) =>
+        run("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", async () => {
+          const { data } = await octokit.request("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", { owner, repo, commit_sha: sha });
+          return { sha: data.sha, tree: data.tree.sha, message: data.message };
+        }),
+      createBlob: (content, encoding) =>
+        run(
+          "POST /repos/{owner}/{repo}/git/blobs",
+          async () => (await octokit.request("POST /repos/{owner}/{repo}/git/blobs", { owner, repo, content, encoding })).data.sha,
+        ),
+      createTree: (baseTree, entries) =>
+        run("POST /repos/{owner}/{repo}/git/trees", async () => {
+          const tree = entries.map((e) => ({ path: e.path, mode: "100644" as const, type: "blob" as const, sha: e.sha }));
+          return (await octokit.request("POST /repos/{owner}/{repo}/git/trees", { owner, repo, base_tree: baseTree, tree })).data.sha;
+        }),
+      createCommit: (message, tree, parent) =>
+        run("POST /repos/{owner}/{repo}/git/commits", async () => {
+          const { data } = await octokit.request("POST /repos/{owner}/{repo}/git/commits", {
+            owner,
+            repo,
+            message,
+            tree,
+            parents: [parent],
+          });
+          return { sha: data.sha, url: data.html_url };
+        }),
       async createBranch(branch, sha) {
-        try {
-          await octokit.request("POST /repos/{owner}/{repo}/git/refs", { owner, repo, ref: `refs/heads/${branch}`, sha });
-          return true;
-        } catch (err) {
-          if (answered(err, 422, /already exists/i)) return false;
-          throw err;
-        }
+        const route = "POST /repos/{owner}/{repo}/git/refs";
+        const created = await attempt(
+          route,
+          () => octokit.request(route, { owner, repo, ref: `refs/heads/${branch}`, sha }),
+          (err) => answered(err, 422, /already exists/i),
+        );
+        return created.ok;
       },
       async moveBranch(branch, sha) {
-        try {
-          await octokit.request("PATCH /repos/{owner}/{repo}/git/refs/{ref}", { owner, repo, ref: `heads/${branch}`, sha, force: false });
-          return true;
-        } catch (err) {
-          // Not a fast-forward: the branch moved since it was read. Gone: deleted since then.
-          if (answered(err, 422, /fast.forward|does not exist/i)) return false;
-          throw err;
-        }
+        const route = "PATCH /repos/{owner}/{repo}/git/refs/{ref}";
+        // Not a fast-forward: the branch moved since it was read. Gone: deleted since then.
+        const moved = await attempt(
+          route,
+          () => octokit.request(route, { owner, repo, ref: `heads/${branch}`, sha, force: false }),
+          (err) => answered(err, 422, /fast.forward|does not exist/i),
+        );
+        return moved.ok;
       },
     };
   }
 }
 
 interface RepoData {
-  id: number;
+  id: number | bigint;
   full_name: string;
   name: string;
   html_url: string;

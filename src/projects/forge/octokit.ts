@@ -20,7 +20,11 @@ export interface GithubClientOptions {
   fetch?: typeof fetch;
   /** Where Octokit's warnings and errors go, already redacted; console by default. */
   log?: Pick<Console, "warn" | "error">;
+  /** How long one GitHub request may take before it is abandoned (default 20 s). */
+  requestTimeoutMs?: number;
 }
+
+const DEFAULT_TIMEOUT_MS = 20_000;
 
 export interface GithubClient {
   octokit: Octokit;
@@ -42,14 +46,16 @@ const ACCESS_TOKENS = /^\/app\/installations\/[^/]+\/access_tokens$/;
  * for anything that bypasses the Octokit hook), and every credential that passes through, the app
  * JWT and installation token sent, the installation token received, is noted for redaction.
  */
-export function guardedFetch(scope: ForgeScope, redactor: Redactor, base: typeof fetch): typeof fetch {
+export function guardedFetch(scope: ForgeScope, redactor: Redactor, base: typeof fetch, timeoutMs = DEFAULT_TIMEOUT_MS): typeof fetch {
   return async function forgeFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     const url = input instanceof Request ? input.url : String(input);
     const method = init?.method ?? (input instanceof Request ? input.method : "GET");
     const violation = scopeViolation(scope, { method, url, body: init?.body });
     if (violation) throw refused(violation);
     redactor.addAuthorization(headerValue(init?.headers, "authorization"));
-    const response = await base(input, init);
+    // fetch has no deadline of its own: a GitHub that never answers would hold the Worker (or the
+    // queue consumer, or the Durable Object) until the platform gives up.
+    const response = await base(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(timeoutMs) });
     if (response.ok && ACCESS_TOKENS.test(new URL(url).pathname)) {
       const token = await response
         .clone()
@@ -90,7 +96,7 @@ export function createGithubClient(options: GithubClientOptions): GithubClient {
     auth: { appId: credentials.appId, privateKey, installationId: credentials.installationId },
     // `log` here too: @octokit/request logs deprecation notices (with URLs and GitHub's links) to
     // `request.log`, falling back to console, not to the Octokit's own log.
-    request: { fetch: guardedFetch(scope, redactor, options.fetch ?? fetch), log },
+    request: { fetch: guardedFetch(scope, redactor, options.fetch ?? fetch, options.requestTimeoutMs), log },
     log,
   });
 

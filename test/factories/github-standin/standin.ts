@@ -78,7 +78,18 @@ export class GithubStandin {
   }
 
   /** The fetch to inject (`createGithubForge({ fetch: standin.fetch })`). */
-  readonly fetch: typeof fetch = async (input, init) => this.#handle(new Request(input, init));
+  readonly fetch: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const answer = this.#handle(request);
+    // Like a real fetch: an aborted signal (a client timeout) rejects the call.
+    const signal = init?.signal ?? request.signal;
+    if (!signal) return answer;
+    signal.throwIfAborted();
+    return Promise.race([
+      answer,
+      new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
+    ]);
+  };
 
   nextId(): number {
     return this.#nextId++;

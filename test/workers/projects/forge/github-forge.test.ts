@@ -341,3 +341,20 @@ describe("GitHub forge: pull requests", () => {
     expect(standin.repo(`${ORG}/human-welfare-v1`)!.pulls).toHaveLength(1);
   });
 });
+
+describe("GitHub forge: a GitHub that does not answer", () => {
+  it("abandons a request after the timeout with 502 forge_failed instead of hanging", async () => {
+    const { standin, forge } = await world({ requestTimeoutMs: 200 });
+    // GitHub never answers; once the forge gives up, the held request is let go without an answer.
+    standin.intercept(
+      "POST /orgs/{org}/repos",
+      ({ request }) =>
+        new Promise<Response>((resolve) => request.signal.addEventListener("abort", () => resolve(new Response(null, { status: 504 })))),
+    );
+
+    const err = await errorOf(forge.ensureRepository({ name: "slow" }));
+
+    expect(err.code).toBe("forge_failed");
+    expect(err.detail).toBe("GitHub could not be reached for POST /orgs/{org}/repos");
+  });
+});

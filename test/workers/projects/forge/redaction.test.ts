@@ -83,7 +83,7 @@ describe("forge redaction", () => {
     expect(err).toBeInstanceOf(AppError);
     expect(err.code).toBe("forge_failed");
     expect(err.status).toBe(502);
-    expect(err.detail).toBe("GitHub answered 500 to a contribution");
+    expect(err.detail).toBe("GitHub answered 500 to POST /repos/{owner}/{repo}/git/commits");
     expect(err.internalMessage).toBe("Server Error (you sent token [REDACTED])");
     expect(err.cause).toBeUndefined();
     expect(standin.tokens.size).toBe(1);
@@ -100,7 +100,7 @@ describe("forge redaction", () => {
     const err = (await forge.contribute(contribution).catch((e: unknown) => e)) as AppError;
 
     expect(err.code).toBe("forge_failed");
-    expect(err.detail).toBe("GitHub could not be reached for a contribution");
+    expect(err.detail).toBe("GitHub could not be reached for POST /repos/{owner}/{repo}/git/commits");
     expect(err.internalMessage).toContain("[REDACTED]");
     expectNoSecret(everythingAbout(err), secretsOf(standin, keys, jwts));
   });
