@@ -26,6 +26,10 @@ export interface GithubClientOptions {
 
 const DEFAULT_TIMEOUT_MS = 20_000;
 
+// The runtime's fetch, always called as a plain global (workerd refuses a fetch invoked with
+// another `this`).
+const platformFetch: typeof fetch = (input, init) => fetch(input, init);
+
 export interface GithubClient {
   octokit: Octokit;
   scope: ForgeScope;
@@ -96,7 +100,7 @@ export function createGithubClient(options: GithubClientOptions): GithubClient {
     auth: { appId: credentials.appId, privateKey, installationId: credentials.installationId },
     // `log` here too: @octokit/request logs deprecation notices (with URLs and GitHub's links) to
     // `request.log`, falling back to console, not to the Octokit's own log.
-    request: { fetch: guardedFetch(scope, redactor, options.fetch ?? fetch, options.requestTimeoutMs), log },
+    request: { fetch: guardedFetch(scope, redactor, options.fetch ?? platformFetch, options.requestTimeoutMs), log },
     log,
   });
 

@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppError } from "../../../../src/lib/errors";
 import type { ContributionInput } from "../../../../src/projects/forge/forge";
-import { githubWorld, ORG, type GithubStandin } from "../../../factories/github-standin";
+import { createGithubForge } from "../../../../src/projects/forge/github";
+import { APP_ID, githubWorld, INSTALLATION_ID, ORG, type GithubStandin } from "../../../factories/github-standin";
 
 let current: GithubStandin | undefined;
 async function world(options: Parameters<typeof githubWorld>[0] = {}) {
@@ -356,5 +357,22 @@ describe("GitHub forge: a GitHub that does not answer", () => {
 
     expect(err.code).toBe("forge_failed");
     expect(err.detail).toBe("GitHub could not be reached for POST /orgs/{org}/repos");
+  });
+});
+
+describe("GitHub forge: the Worker's own fetch", () => {
+  it("sends through the runtime's global fetch when no fetch is injected", async () => {
+    const { standin, keys } = await world();
+    const spy = vi.spyOn(globalThis, "fetch").mockImplementation((input, init) => standin.fetch(input, init));
+    try {
+      const forge = createGithubForge({
+        org: ORG,
+        credentials: { appId: APP_ID, privateKey: keys.privateKeyPem, installationId: INSTALLATION_ID },
+      });
+      expect((await forge.ensureRepository({ name: "via-global-fetch" })).created).toBe(true);
+      expect(spy).toHaveBeenCalledTimes(2);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
