@@ -206,6 +206,14 @@ export class GithubStandin {
       this.violations.push(`${request.method} ${request.url}: not api.github.com`);
       return this.#send(null, githubError(404, "Not Found"));
     }
+    // GitHub's REST rule outside the description: "All API requests must include a valid User-Agent header."
+    if (!request.headers.get("user-agent")) {
+      this.violations.push(`${request.method} ${url.pathname}: no User-Agent header`);
+      return this.#send(
+        null,
+        githubError(403, "Request forbidden by administrative rules. Please make sure your request has a User-Agent header."),
+      );
+    }
     const matched = checker.match(request.method, url.pathname);
     if ("problem" in matched) {
       this.violations.push(`${request.method} ${url.pathname}: ${matched.problem}`);

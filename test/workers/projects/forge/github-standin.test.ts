@@ -25,6 +25,7 @@ async function standinWithRepo() {
       headers: {
         authorization: `token ${token}`,
         accept: "application/vnd.github+json",
+        "user-agent": "test-client",
         ...(body !== undefined ? { "content-type": "application/json; charset=utf-8" } : {}),
         ...headers,
       },
@@ -75,11 +76,12 @@ describe("GitHub stand-in: requests outside GitHub's OpenAPI description fail th
       /path parameter installation_id does not match/,
     ],
     ["another host", "GET", `https://api.example.com${R}`, undefined, /not api\.github\.com/],
-  ])("refuses %s", async (_what, method, rawPath, body, expected) => {
+    ["a request without a User-Agent (GitHub refuses those)", "GET", R, undefined, /no User-Agent header/, { "user-agent": "" }],
+  ])("refuses %s", async (_what, method, rawPath, body, expected, headers?: Record<string, string>) => {
     const { standin, send, main } = await standinWithRepo();
     const path = rawPath.replaceAll("MAIN", main);
     const payload = typeof body === "string" || body === undefined ? body : JSON.parse(JSON.stringify(body).replaceAll("MAIN", main));
-    const res = await send(method, path, payload);
+    const res = await send(method, path, payload, headers);
 
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(standin.violations.join("\n")).toMatch(expected);
@@ -138,11 +140,11 @@ describe("GitHub stand-in: credentials", () => {
     await standin.createRepository(OTHER_ORG, "private-stuff");
     const { token } = standin.mintToken();
     const res = await standin.fetch(`https://api.github.com/repos/${OTHER_ORG}/private-stuff`, {
-      headers: { authorization: `token ${token}` },
+      headers: { authorization: `token ${token}`, "user-agent": "test-client" },
     });
     expect(res.status).toBe(404);
     const bad = await standin.fetch(`https://api.github.com/repos/${ORG}/x`, {
-      headers: { authorization: "token ghs_notatoken000000000000000000000000" },
+      headers: { authorization: "token ghs_notatoken000000000000000000000000", "user-agent": "test-client" },
     });
     expect(bad.status).toBe(401);
     standin.assertClean();
