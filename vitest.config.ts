@@ -1,5 +1,25 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { defineConfig, type Plugin } from "vitest/config";
+import { buildContract, contractModule } from "./test/factories/github-standin/contract.ts";
+
+// GitHub's OpenAPI description (13 MB) is too big for a workerd isolate: Node compacts it into the
+// contract the GitHub stand-in checks requests against, served as `virtual:github-contract`.
+function githubContract(): Plugin {
+  const id = "virtual:github-contract";
+  return {
+    name: "crewplane:github-contract",
+    resolveId: (source) => (source === id ? `\0${id}` : undefined),
+    load(resolved) {
+      if (resolved !== `\0${id}`) return undefined;
+      const require = createRequire(import.meta.url);
+      const doc = JSON.parse(readFileSync(require.resolve("@octokit/openapi/generated/api.github.com.json"), "utf8"));
+      const { version } = JSON.parse(readFileSync(require.resolve("@octokit/openapi/package.json"), "utf8"));
+      return contractModule(buildContract(doc, version));
+    },
+  };
+}
 
 // Workers tests: real workerd (Miniflare) with local D1, Durable Objects and Queues, offline.
 export default defineConfig(async () => {
@@ -16,6 +36,7 @@ export default defineConfig(async () => {
           outboundService: () => new Response(null, { status: 204 }),
         },
       }),
+      githubContract(),
     ],
     test: {
       include: ["test/workers/**/*.test.ts"],

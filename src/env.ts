@@ -20,6 +20,10 @@ declare global {
       ENVIRONMENT: "development" | "test" | "production";
       ADMIN_TOKEN?: string;
       VERSION?: string;
+      // The forge's GitHub App (secrets; see src/projects/forge/config.ts).
+      GITHUB_APP_ID?: string;
+      GITHUB_APP_PRIVATE_KEY?: string;
+      GITHUB_APP_INSTALLATION_ID?: string;
     }
     // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
     interface GlobalProps {

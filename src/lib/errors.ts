@@ -20,6 +20,8 @@ export const ERROR_CODES = [
   "result_conflict",
   "stale_proposal",
   "already_voted",
+  "forge_scope",
+  "forge_failed",
   "unavailable",
   "internal_error",
 ] as const;
@@ -44,6 +46,8 @@ const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
   result_conflict: 409,
   stale_proposal: 409,
   already_voted: 409,
+  forge_scope: 403,
+  forge_failed: 502,
   unavailable: 503,
   internal_error: 500,
 };
@@ -67,6 +71,8 @@ const titles: Record<ErrorCode, string> = {
   result_conflict: "Result conflict",
   stale_proposal: "Stale proposal",
   already_voted: "Already voted",
+  forge_scope: "Outside the forge scope",
+  forge_failed: "GitHub request failed",
   unavailable: "Service unavailable",
   internal_error: "Internal error",
 };
