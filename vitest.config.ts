@@ -1,5 +1,25 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { defineConfig, type Plugin } from "vitest/config";
+import { buildContract, contractModule } from "./test/factories/github-standin/contract.ts";
+
+// GitHub's OpenAPI description (13 MB) is too big for a workerd isolate: Node compacts it into the
+// contract the GitHub stand-in checks requests against, served as `virtual:github-contract`.
+function githubContract(): Plugin {
+  const id = "virtual:github-contract";
+  return {
+    name: "crewplane:github-contract",
+    resolveId: (source) => (source === id ? `\0${id}` : undefined),
+    load(resolved) {
+      if (resolved !== `\0${id}`) return undefined;
+      const require = createRequire(import.meta.url);
+      const doc = JSON.parse(readFileSync(require.resolve("@octokit/openapi/generated/api.github.com.json"), "utf8"));
+      const { version } = JSON.parse(readFileSync(require.resolve("@octokit/openapi/package.json"), "utf8"));
+      return contractModule(buildContract(doc, version));
+    },
+  };
+}
 
 // Workers tests: real workerd (Miniflare) with local D1, Durable Objects and Queues, offline.
 export default defineConfig(async () => {
@@ -18,8 +38,13 @@ export default defineConfig(async () => {
             SLACK_SIGNING_SECRET: "test-slack-signing-secret",
             APPROVAL_WEBHOOK_SECRET: "test-approval-webhook-secret",
           },
+          // No test reaches the network: any outbound fetch of the Worker (a webhook push fired by
+          // the real queue consumer) is answered here with 204, so nothing retries in the background
+          // after a test file ends. Tests that examine pushes call the consumer with their own fetch.
+          outboundService: () => new Response(null, { status: 204 }),
         },
       }),
+      githubContract(),
     ],
     test: {
       include: ["test/workers/**/*.test.ts"],

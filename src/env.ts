@@ -1,8 +1,10 @@
+import type { CouncilSession } from "./durable-objects/council-session";
 import type { RateWindow } from "./durable-objects/rate-window";
 import type { RunnerInbox } from "./durable-objects/runner-inbox";
 import type { ApprovalDeliveryMessage } from "./queues/approval-delivery-message";
 import type { TaskBudget } from "./durable-objects/task-budget";
 import type { TeamAdmission } from "./durable-objects/team-admission";
+import type { NodePushMessage } from "./nodes/webhook";
 import type { DispatchMessage } from "./queues/dispatch-message";
 
 // Bindings declared in wrangler.toml. Declared on Cloudflare.Env so `env` from
@@ -15,6 +17,8 @@ declare global {
       TASK_BUDGET: DurableObjectNamespace<TaskBudget>;
       TEAM_ADMISSION: DurableObjectNamespace<TeamAdmission>;
       DISPATCH: Queue<DispatchMessage>;
+      COUNCIL_SESSION: DurableObjectNamespace<CouncilSession>;
+      NODE_PUSHES: Queue<NodePushMessage>;
       RATE_WINDOW: DurableObjectNamespace<RateWindow>;
       APPROVAL_DELIVERIES: Queue<ApprovalDeliveryMessage>;
       // Approval channel secrets (never in config responses or events).
@@ -24,11 +28,15 @@ declare global {
       ENVIRONMENT: "development" | "test" | "production";
       ADMIN_TOKEN?: string;
       VERSION?: string;
+      // The forge's GitHub App (secrets; see src/projects/forge/config.ts).
+      GITHUB_APP_ID?: string;
+      GITHUB_APP_PRIVATE_KEY?: string;
+      GITHUB_APP_INSTALLATION_ID?: string;
     }
     // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
     interface GlobalProps {
       mainModule: typeof import("./workers/index");
-      durableNamespaces: "RunnerInbox" | "RateWindow" | "TaskBudget" | "TeamAdmission";
+      durableNamespaces: "RunnerInbox" | "TaskBudget" | "TeamAdmission" | "CouncilSession" | "RateWindow";
     }
   }
 }

@@ -2,6 +2,7 @@ import type { JobStatus } from "../db/schema";
 import type { Env } from "../env";
 import { onDispatchJobEnd } from "../tasks/dispatch/llm-select";
 import { onTeamStageJobEnd } from "../team/round-handler";
+import { councilProposalJobEnded, councilSessionJobEnded } from "../council/jobs";
 import type { OwnerKind } from "./owner-kinds";
 import type { JobError, JobOwner } from "./payloads";
 
@@ -36,6 +37,8 @@ export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<Owne
   ["dispatch", onDispatchJobEnd],
   // Team-as-Agent stage jobs: the round advances as soon as a stage ends.
   ["team_round", (env, end) => onTeamStageJobEnd(env, end)],
+  ["council_proposal", councilProposalJobEnded],
+  ["council_session", councilSessionJobEnded],
 ]);
 
 export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);

@@ -8,7 +8,7 @@ import { appendEvent } from "./events";
 import { newId, randomHex } from "./ids";
 import { takePage } from "./paging";
 
-const ID_PREFIX: Record<CredentialKind, string> = { operator: "op", runner: "rnr", node: "ncred", member: "mbr" };
+export const ID_PREFIX: Record<CredentialKind, string> = { operator: "op", runner: "rnr", node: "ncred", member: "mbr" };
 
 export interface CredentialSpec {
   kind: CredentialKind;

@@ -13,9 +13,6 @@ import { proposeOnce, resolvePendingProposals } from "./proposals";
 /** How long one tick may hold the driver before another may take over (clock time). */
 const DRIVER_LEASE_MS = 5 * 60_000;
 
-/** Who started the tick (matches the ticks registry's TickTrigger). */
-export type TickTrigger = "cron" | "admin";
-
 /**
  * The D5 driver tick. Off (the default): returns at once, reading nothing but the switch and writing
  * nothing. On: one tick at a time (a lease row; a concurrent tick reports `busy`), from cron only
@@ -25,11 +22,12 @@ export type TickTrigger = "cron" | "admin";
  * (`topology.refused`, reason `approval_broker_unavailable`); observation and rollback keep running,
  * because they only ever undo a route a human approved.
  */
-export async function topologyTick(env: Env, now: Date, trigger: TickTrigger = "admin"): Promise<Record<string, unknown>> {
+export async function topologyTick(env: Env, now: Date, cron?: string): Promise<Record<string, unknown>> {
   const db = getDb(env.DB);
   const cfg = await readSection(db, topologyConfig);
   if (!cfg.enabled) return { enabled: false };
-  const lease = await claimDriver(db, now, trigger === "cron" ? cfg.tick_secs : null);
+  // From cron (`cron` set) only when due; run by hand (no cron) at once.
+  const lease = await claimDriver(db, now, cron !== undefined ? cfg.tick_secs : null);
   if (!lease.ok) return { enabled: true, ran: false, reason: lease.reason };
   // Wall time per phase, so a slow tick says where (Workers' clock moves on I/O, which is what these wait on).
   const ms: Record<string, number> = {};

@@ -5,6 +5,9 @@ import type { AppEnv } from "./app-env";
 import { adminRoutes } from "./http/admin";
 import { approvalsRoutes } from "./http/approvals";
 import { configRoutes } from "./http/config";
+import { councilRoutes } from "./http/council";
+import { governanceRoutes } from "./http/governance";
+import { nodesRoutes } from "./http/nodes";
 import { employeesRoutes } from "./http/employees";
 import { eventsRoutes } from "./http/events";
 import { healthRoutes } from "./http/health";
@@ -43,6 +46,9 @@ app.route("/v1/integrations", integrationsRoutes);
 app.route("/v1/team", teamRoutes);
 app.route("/v1/tasks", teamTaskRoutes);
 app.route("/v1/cost", costRoutes);
+app.route("/v1/nodes", nodesRoutes);
+app.route("/v1/council", councilRoutes);
+app.route("/v1/governance", governanceRoutes);
 
 app.notFound((c) => problemResponse(c, new AppError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
 

@@ -5,6 +5,8 @@ import { runnerConfig } from "../jobs/config";
 import { dispatchConfig, dispatchGuardConfig } from "../tasks/dispatch/config";
 import { topologyConfig } from "../topology/config";
 import { teamConfig } from "../team/config";
+import { councilConfig } from "../council/config";
+import { projectsConfig } from "../projects/forge/config";
 
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({
@@ -14,4 +16,6 @@ export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<stri
   [dispatchGuardConfig.name]: dispatchGuardConfig,
   [topologyConfig.name]: topologyConfig,
   [teamConfig.name]: teamConfig,
+  [councilConfig.name]: councilConfig,
+  [projectsConfig.name]: projectsConfig,
 });

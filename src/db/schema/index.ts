@@ -6,3 +6,6 @@ export * from "./approvals";
 export * from "./tasks";
 export * from "./topology";
 export * from "./team";
+export * from "./nodes";
+export * from "./council";
+export * from "./projects";

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
-export const PROPOSAL_STATUSES = ["pending", "approved", "denied", "expired", "no_channel", "action_changed"] as const;
-export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
+export const REROUTE_PROPOSAL_STATUSES = ["pending", "approved", "denied", "expired", "no_channel", "action_changed"] as const;
+export type RerouteProposalStatus = (typeof REROUTE_PROPOSAL_STATUSES)[number];
 
 export interface ProposalEvidence {
   samples: number;
@@ -24,7 +24,7 @@ export const topologyProposals = sqliteTable(
     toAgent: text("to_agent").notNull(),
     evidence: text("evidence", { mode: "json" }).$type<ProposalEvidence>().notNull(),
     approvalId: text("approval_id").notNull(),
-    status: text("status", { enum: PROPOSAL_STATUSES }).notNull(),
+    status: text("status", { enum: REROUTE_PROPOSAL_STATUSES }).notNull(),
     createdAt: text("created_at").notNull(),
     resolvedAt: text("resolved_at"),
   },

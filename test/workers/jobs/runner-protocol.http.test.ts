@@ -144,7 +144,7 @@ describe("runner protocol through the Worker", () => {
   });
 
   it("answers 404 for a tick that is not part of this build and 422 for a name that is no tick", async () => {
-    expect((await call("/v1/admin/ticks/council", { method: "POST" })).status).toBe(404);
+    expect((await call("/v1/admin/ticks/projects", { method: "POST" })).status).toBe(404);
     expect((await call("/v1/admin/ticks/bogus", { method: "POST" })).status).toBe(422);
   });
 });

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../app-env";
 import { clockRoutes } from "./clock";
 import { jobsRoutes } from "./jobs";
+import { adminNodesRoutes } from "./nodes";
 import { operatorsRoutes } from "./operators";
 import { runnersRoutes } from "./runners";
 import { ticksRoutes } from "./ticks";
@@ -11,4 +12,5 @@ export const adminRoutes = new Hono<AppEnv>()
   .route("/runners", runnersRoutes)
   .route("/clock", clockRoutes)
   .route("/jobs", jobsRoutes)
-  .route("/ticks", ticksRoutes);
+  .route("/ticks", ticksRoutes)
+  .route("/nodes", adminNodesRoutes);

@@ -18,7 +18,7 @@ export const ticksRoutes = new Hono<AppEnv>().post(
     if (!tick)
       throw new AppError("not_found", `The '${name}' tick is not part of this build yet`, { extra: { available: [...TICKS.keys()] } });
     const now = c.var.clock.now();
-    const summary = await tick.run(c.env, now, "admin");
+    const summary = await tick.run(c.env, now);
     await appendEvent(
       getDb(c.env.DB),
       { type: "tick.ran", subject: `tick:${name}`, payload: { name, summary, trigger: "admin", by: c.var.principal.id } },

@@ -1,0 +1,152 @@
+// Council throughput (issue 8): sustained dialog and heartbeat requests per second with 1,000
+// registered nodes and 50 open sessions, beside the baseline Worker's one-D1-write (dialog) and
+// one-D1-read (heartbeat) routes, at the same concurrency. Runs under the bench harness
+// (`npm run bench -- council`; bench/run.mjs, bench/lib/*): `{ name, run(ctx) }`.
+import { drive, warm } from "./lib/load.mjs";
+
+const NODES = 1_000;
+const SESSIONS = 50;
+const PROPOSAL_BODY =
+  "Every week the council publishes a digest of all sessions, ballots and principles, so that nodes outside the council can follow its work and object in time. The digest is generated from the public trail.";
+
+async function register(product, count, connections) {
+  const nodes = [];
+  let next = 0;
+  async function worker() {
+    while (next < count) {
+      const i = next++;
+      const res = await product.api("/v1/nodes", { body: { name: `bench-${i}`, model_tier: 3 } });
+      if (res.status !== 201) throw new Error(`register: ${res.status} ${JSON.stringify(res.body)}`);
+      nodes.push({ node_id: res.body.node_id, token: res.body.node_secret });
+    }
+  }
+  await Promise.all(Array.from({ length: connections }, worker));
+  return nodes;
+}
+
+export default {
+  name: "council",
+  async run(ctx) {
+    const { product, options, log } = ctx;
+    const smoke = options.smoke;
+    const nodeCount = smoke ? 60 : NODES;
+    const sessionCount = smoke ? 4 : SESSIONS;
+    const env = await product.env();
+    log(`registering ${nodeCount} nodes`);
+    const nodes = await register(product, nodeCount, 8);
+    // Standing and a fresh heartbeat for everyone (an admin would PATCH these; SQL is faster for 1,000).
+    const now = new Date().toISOString();
+    await env.DB.prepare(`UPDATE nodes SET reputation = 50, model_tier = 3, last_heartbeat_at = ?`).bind(now).run();
+    // Proposers above 60: their proposals skip seconding and open straight into diverge.
+    const proposers = nodes.slice(0, Math.ceil(sessionCount / 2));
+    for (const p of proposers) await env.DB.prepare(`UPDATE nodes SET reputation = 65 WHERE id = ?`).bind(p.node_id).run();
+
+    log(`opening ${sessionCount} sessions`);
+    const sessions = [];
+    for (let i = 0; i < sessionCount; i++) {
+      const proposer = proposers[Math.floor(i / 2)];
+      const res = await product.api("/v1/council/proposals", {
+        token: proposer.token,
+        body: { title: `Bench proposal number ${i}`, body: PROPOSAL_BODY, kind: "general" },
+      });
+      if (res.status !== 201 || !res.body.session_id) throw new Error(`proposal ${i}: ${res.status} ${JSON.stringify(res.body)}`);
+      const view = await product.api(`/v1/council/sessions/${res.body.session_id}`);
+      if (view.body.phase !== "diverge") throw new Error(`session ${i} is ${view.body.phase}, expected diverge`);
+      // Everyone posts but one member, so no session can complete diverge during the run; the
+      // proposer posts too (proposers take part in discussion).
+      const seats = view.body.members.filter((m) => m.role !== "proposer").map((m) => m.node_id);
+      const byId = new Map(nodes.map((n) => [n.node_id, n]));
+      const posters = [proposer, ...seats.slice(1).map((id) => byId.get(id))];
+      sessions.push({ id: res.body.session_id, posters });
+    }
+    const pairs = sessions.flatMap((s) => s.posters.map((p) => ({ session: s.id, token: p.token })));
+
+    log("dialog");
+    let d = 0;
+    let created = 0;
+    const dialogBody = JSON.stringify({ dialog_type: "develop", content: "A further thought on the digest format." });
+    const first = pairs[0];
+    await warm(`${product.url}/v1/council/sessions/${first.session}/dialog`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${first.token}`, "content-type": "application/json" },
+      body: dialogBody,
+    });
+    const dialogBase = await ctx.baselineRoute("d1Insert");
+    const dialog = await drive({
+      url: product.url,
+      connections: options.connections,
+      duration: options.duration,
+      requests: [
+        {
+          method: "POST",
+          setupRequest: (req) => {
+            const pair = pairs[d++ % pairs.length];
+            return {
+              ...req,
+              path: `/v1/council/sessions/${pair.session}/dialog`,
+              headers: { ...req.headers, authorization: `Bearer ${pair.token}`, "content-type": "application/json" },
+              body: dialogBody,
+            };
+          },
+          onResponse: (status) => {
+            if (status === 201) created++;
+          },
+        },
+      ],
+    });
+
+    log("heartbeat");
+    let h = 0;
+    const heartbeatBase = await ctx.baselineRoute("d1Read");
+    const heartbeat = await drive({
+      url: product.url,
+      connections: options.connections,
+      duration: options.duration,
+      requests: [
+        {
+          method: "POST",
+          setupRequest: (req) => {
+            const node = nodes[h++ % nodes.length];
+            return {
+              ...req,
+              path: `/v1/nodes/${node.node_id}/heartbeat`,
+              headers: { ...req.headers, authorization: `Bearer ${node.token}`, "content-type": "application/json" },
+              body: "{}",
+            };
+          },
+        },
+      ],
+    });
+
+    const stored = await env.DB.prepare(`SELECT COUNT(*) AS n FROM council_dialogs WHERE dialog_type = 'develop'`).first();
+    const stillDiverging = await env.DB.prepare(`SELECT COUNT(*) AS n FROM council_sessions WHERE phase = 'diverge'`).first();
+    const checks = [
+      // 10 warm-up posts, and up to one request per connection still in flight when the load stopped
+      {
+        name: "every 201 dialog is in the trail",
+        ok: stored.n >= created + 10 && stored.n <= created + 10 + options.connections,
+        detail: `${created} counted 201 + 10 warm-up, ${stored.n} stored`,
+      },
+      {
+        name: "no dialog or heartbeat failed",
+        ok: dialog.non_2xx + dialog.errors + heartbeat.non_2xx + heartbeat.errors === 0,
+        detail: `dialog ${dialog.non_2xx}/${dialog.errors}, heartbeat ${heartbeat.non_2xx}/${heartbeat.errors} (non-2xx/errors)`,
+      },
+      {
+        name: `all ${sessionCount} sessions stayed open in diverge`,
+        ok: stillDiverging.n === sessionCount,
+        detail: `${stillDiverging.n} in diverge`,
+      },
+    ];
+    return {
+      rows: [
+        { path: "POST /v1/council/sessions/:id/dialog", product: dialog, baseline: dialogBase, goal: 0.6 },
+        { path: "POST /v1/nodes/:id/heartbeat", product: heartbeat, baseline: heartbeatBase, goal: 0.6 },
+      ],
+      checks,
+      notes: [
+        `${nodeCount} nodes, ${sessionCount} sessions in diverge, ${pairs.length} (session, poster) pairs rotated; heartbeats rotate over every node`,
+      ],
+    };
+  },
+};

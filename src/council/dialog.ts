@@ -1,0 +1,90 @@
+import { z } from "zod";
+import { getCouncilSession } from "../durable-objects/council-session";
+import type { Env } from "../env";
+import { AppError } from "../lib/errors";
+import { label } from "../lib/validation";
+import type { DialogBody } from "./machine-types";
+import { AMENDMENT_TYPES, DIALOG_TYPES, type DialogRecord } from "./session";
+import { VOTES } from "./tally";
+import { longText } from "./text";
+
+const CONTENT_TYPES = new Set(["assess", "challenge", "develop"]);
+
+/** A dialog as every entry point takes it; `/v1` also demands `proposal_hash` on a vote (see `v1DialogBody`). */
+export const dialogBody = z
+  .strictObject({
+    dialog_type: z.enum(DIALOG_TYPES),
+    content: longText(10_000).optional(),
+    reply_to: z
+      .string()
+      .regex(/^dlg_[0-9a-f]{16}$/, "a dialog id")
+      .optional(),
+    amendment_type: z.enum(AMENDMENT_TYPES).optional(),
+    amendment_target: longText(2_000).optional(),
+    amendment_content: longText(10_000).optional(),
+    vote: z.enum(VOTES).optional(),
+    conditions: z.array(label(1_000)).max(20).optional(),
+    confidence: z.number().min(0).max(1).optional(),
+    reasoning: longText(10_000).optional(),
+    proposal_hash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, "a SHA-256 hex digest")
+      .optional(),
+  })
+  .superRefine((d, ctx) => {
+    const need = (field: keyof typeof d, why: string) => {
+      if (d[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: why });
+    };
+    if (CONTENT_TYPES.has(d.dialog_type)) need("content", `a ${d.dialog_type} dialog has content`);
+    if (d.dialog_type === "amend") {
+      need("amendment_type", "an amendment names its type (add, remove, replace)");
+      need("amendment_target", "an amendment names its target");
+      need("amendment_content", "an amendment states its content");
+    }
+    if (d.dialog_type === "vote") {
+      need("vote", "a ballot says approve, reject or revise");
+      need("confidence", "a ballot carries a confidence in [0, 1]");
+    }
+    // Fields of another dialog type are refused rather than silently dropped.
+    const foreign = (fields: (keyof typeof d)[], owner: string) => {
+      for (const f of fields)
+        if (d[f] !== undefined) ctx.addIssue({ code: "custom", path: [f], message: `only a ${owner} dialog has ${f}` });
+    };
+    if (d.dialog_type !== "vote") foreign(["vote", "confidence", "conditions", "reasoning", "proposal_hash"], "vote");
+    if (d.dialog_type !== "amend") foreign(["amendment_type", "amendment_target", "amendment_content"], "amend");
+  });
+
+export const v1DialogBody = dialogBody.superRefine((d, ctx) => {
+  if (d.dialog_type === "vote" && d.proposal_hash === undefined) {
+    ctx.addIssue({ code: "custom", path: ["proposal_hash"], message: "a ballot names the proposal_hash of the text it votes on" });
+  }
+});
+
+/**
+ * Posts a dialog through the session's single writer and turns a refusal into the API's error.
+ * Without `proposal_hash` a vote binds to the hash frozen when voting opened (the /a2a facade).
+ */
+export async function postDialog(env: Env, sessionId: string, nodeId: string, body: DialogBody, now: Date): Promise<DialogRecord> {
+  const out = await getCouncilSession(env, sessionId).dialog({ session_id: sessionId, node_id: nodeId, body, now: now.getTime() });
+  if (!out.ok) throw new AppError(out.code, out.detail);
+  return out.dialog!;
+}
+
+export async function vetoSession(env: Env, sessionId: string, by: string, reason: string, now: Date) {
+  const out = await getCouncilSession(env, sessionId).veto({ session_id: sessionId, by, reason, now: now.getTime() });
+  if (!out.ok) throw new AppError(out.code, out.detail);
+  return out;
+}
+
+export async function ratifyVeto(env: Env, sessionId: string, by: string, now: Date) {
+  const out = await getCouncilSession(env, sessionId).ratify({ session_id: sessionId, by, now: now.getTime() });
+  if (!out.ok) throw new AppError(out.code, out.detail);
+  return out;
+}
+
+/** Runs a session's check now (the tick does this for due sessions; tests and admins may too). */
+export async function checkSession(env: Env, sessionId: string, now: Date) {
+  const out = await getCouncilSession(env, sessionId).check({ session_id: sessionId, now: now.getTime() });
+  if (!out.ok) throw new AppError(out.code, out.detail);
+  return out;
+}

@@ -1,0 +1,335 @@
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Db } from "../db/client";
+import { batchable } from "../db/raw";
+import {
+  councilDialogs,
+  councilElectorate,
+  councilProposals,
+  councilTermMembers,
+  councilVotes,
+  governancePrinciples,
+  nodes,
+  swarmTasks,
+} from "../db/schema";
+import { appendEvent } from "../lib/events";
+import { prepareJob, type PreparedJob } from "../jobs/submit";
+import { notifyNodesStatements, notifySelectedStatement } from "../nodes/events";
+import { sha256HexSync } from "./sha256";
+import type { Effect } from "./machine-types";
+import { DAY, type CouncilRules } from "./rules";
+import type { SessionState } from "./session";
+import { crystallises } from "./tally";
+
+/** Statements whose RETURNING rows are inserted node events (to be pushed after the batch). */
+export interface EffectPlan {
+  statements: BatchItem<"sqlite">[];
+  /** Indexes into `statements` of node-event inserts. */
+  notifyIndexes: number[];
+  jobs: PreparedJob[];
+}
+
+/** Stable ids for what a session creates, so re-running an effect (a lapsed veto) finds the same rows. */
+export const swarmTaskIdFor = (sessionId: string) => `task_${sha256HexSync(`swarm_task:${sessionId}`).slice(0, 16)}`;
+export const principleIdFor = (sessionId: string) => `prin_${sha256HexSync(`principle:${sessionId}`).slice(0, 16)}`;
+
+/** The statement text of a crystallised principle: the proposal's title and the consensus, bounded. */
+export function principleStatement(state: SessionState): string {
+  return `${state.proposal.title}: ${state.decision?.consensus ?? ""}`.slice(0, 2_000);
+}
+
+/** Translates the machine's effects into statements for one atomic batch with the session's save (`version`: the one it creates). */
+export function planEffects(
+  db: Db,
+  state: SessionState,
+  version: number,
+  effects: readonly Effect[],
+  rules: CouncilRules,
+  now: Date,
+): EffectPlan {
+  const plan: EffectPlan = { statements: [], notifyIndexes: [], jobs: [] };
+  const at = now.toISOString();
+  const push = (...items: BatchItem<"sqlite">[]) => plan.statements.push(...items);
+  const notify = (items: BatchItem<"sqlite">[]) => {
+    for (const item of items) {
+      plan.notifyIndexes.push(plan.statements.length);
+      plan.statements.push(item);
+    }
+  };
+  // Keyed by the session version this save creates: a notice repeats only if the same save does.
+  let seq = 0;
+  const dedupe = (type: string) => `council:${state.session_id}:v${version}:${type}:${seq++}`;
+
+  for (const e of effects) {
+    switch (e.kind) {
+      case "record_dialog": {
+        const d = e.dialog;
+        push(
+          db.insert(councilDialogs).values({
+            id: d.id,
+            sessionId: state.session_id,
+            seq: d.seq,
+            nodeId: d.node_id,
+            role: d.role,
+            phase: d.phase,
+            dialogType: d.dialog_type,
+            content: d.content,
+            replyTo: d.reply_to,
+            amendmentType: d.amendment_type,
+            amendmentTarget: d.amendment_target,
+            amendmentContent: d.amendment_content,
+            createdAt: d.created_at,
+          }),
+        );
+        break;
+      }
+      case "record_vote": {
+        const v = e.vote;
+        push(
+          db.insert(councilVotes).values({
+            sessionId: state.session_id,
+            nodeId: v.node_id,
+            dialogId: v.dialog_id,
+            kind: v.kind,
+            vote: v.vote,
+            weight: v.weight,
+            confidence: v.confidence,
+            conditions: v.conditions,
+            reasoning: v.reasoning,
+            proposalHash: v.proposal_hash,
+            createdAt: v.created_at,
+          }),
+        );
+        break;
+      }
+      case "notify":
+        notify(notifyNodesStatements(db, e.to, { type: e.type, payload: e.payload, dedupe: dedupe(e.type) }, now));
+        break;
+      case "open_voting": {
+        if (e.members.length > 0) {
+          push(
+            db
+              .insert(councilElectorate)
+              .values(e.members.map((m) => ({ sessionId: state.session_id, nodeId: m.node_id, kind: "member" as const, weight: m.weight })))
+              .onConflictDoNothing(),
+          );
+        }
+        // The community electorate is frozen by this one statement: eligible now, or never for this session.
+        push(
+          batchable(
+            db,
+            sql`
+            INSERT INTO council_electorate (session_id, node_id, kind, weight)
+            SELECT ${state.session_id}, n.id, 'community', ${e.community.weight} FROM nodes n
+            WHERE n.reputation >= ${e.community.min_reputation} AND n.model_tier >= ${e.community.min_tier}
+              AND n.id NOT IN (${sql.join(
+                e.community.exclude.map((id) => sql`${id}`),
+                sql`, `,
+              )})
+            ON CONFLICT DO NOTHING`,
+          ),
+        );
+        notify(
+          notifyNodesStatements(
+            db,
+            e.members.map((m) => m.node_id),
+            {
+              type: "council_vote",
+              payload: { ...e.payload, weight: rules.memberWeight },
+              dedupe: `council:${state.session_id}:council_vote`,
+            },
+            now,
+          ),
+        );
+        notify([
+          notifySelectedStatement(
+            db,
+            sql`SELECT node_id FROM council_electorate WHERE session_id = ${state.session_id} AND kind = 'community'`,
+            {
+              type: "council_community_vote",
+              payload: { ...e.payload, weight: e.community.weight },
+              dedupe: `council:${state.session_id}:council_community_vote`,
+            },
+            now,
+          ),
+        ]);
+        break;
+      }
+      case "feed":
+        push(
+          appendEvent(
+            db,
+            { type: e.type, subject: state.session_id, payload: e.payload, ...(e.dedupe ? { dedupeKey: e.dedupe } : {}) },
+            now,
+          ),
+        );
+        break;
+      case "term_counts":
+        if (!state.term_id) break;
+        if (e.requests.length > 0) {
+          push(
+            db
+              .update(councilTermMembers)
+              .set({ requests: sql`${councilTermMembers.requests} + 1` })
+              .where(and(eq(councilTermMembers.termId, state.term_id), inArray(councilTermMembers.nodeId, e.requests))),
+          );
+        }
+        if (e.responses.length > 0) {
+          push(
+            db
+              .update(councilTermMembers)
+              .set({ responses: sql`MIN(${councilTermMembers.requests}, ${councilTermMembers.responses} + 1)` })
+              .where(and(eq(councilTermMembers.termId, state.term_id), inArray(councilTermMembers.nodeId, e.responses))),
+          );
+        }
+        break;
+      case "touch_node":
+        push(db.update(nodes).set({ lastDialogAt: at }).where(eq(nodes.id, e.node_id)));
+        break;
+      case "submit_job": {
+        const job = prepareJob(
+          db,
+          {
+            kind: "utility",
+            payload: { runtime: e.runtime, prompt: e.prompt, timeout_ms: e.timeout_ms, ...(e.model ? { model: e.model } : {}) },
+            owner: { kind: "council_session", id: state.session_id },
+          },
+          now,
+          e.job_id,
+        );
+        plan.jobs.push(job);
+        push(...job.statements);
+        break;
+      }
+      case "proposal_status":
+        push(db.update(councilProposals).set({ status: e.status, updatedAt: at }).where(eq(councilProposals.id, state.proposal_id)));
+        break;
+      case "project_status":
+        if (state.project_id) push(...projectMove(db, state.project_id, e.to, e.from, state.session_id, now));
+        break;
+      case "execute_decision":
+        push(...executeDecision(db, state, rules, now));
+        break;
+      case "revoke_decision":
+        push(
+          db
+            .update(swarmTasks)
+            .set({ status: "revoked" })
+            .where(and(eq(swarmTasks.sourceSessionId, state.session_id), eq(swarmTasks.status, "open"))),
+          db
+            .update(governancePrinciples)
+            .set({ status: "revoked", revokedAt: at })
+            .where(and(eq(governancePrinciples.sourceSessionId, state.session_id), eq(governancePrinciples.status, "active"))),
+          appendEvent(db, { type: "council.effects_revoked", subject: state.session_id, payload: { session_id: state.session_id } }, now),
+        );
+        break;
+      case "term_sample":
+        if (!state.term_id) break;
+        push(
+          batchable(
+            db,
+            sql`
+            UPDATE council_terms SET efficiency_samples = json_insert(efficiency_samples, '$[#]',
+              (SELECT AVG(MIN(1.0, CAST(responses AS REAL) / requests)) FROM council_term_members WHERE term_id = ${state.term_id} AND requests > 0))
+            WHERE id = ${state.term_id}
+              AND EXISTS (SELECT 1 FROM council_term_members WHERE term_id = ${state.term_id} AND requests > 0)`,
+          ),
+        );
+        break;
+    }
+  }
+  return plan;
+}
+
+/**
+ * A project moves only from the statuses given (a later lifecycle step of the projects feature is
+ * never undone here). The event is written by the same condition, before the move, so it exists
+ * exactly when the move happens.
+ */
+export function projectMove(
+  db: Db,
+  projectId: string,
+  to: string,
+  from: readonly string[],
+  sessionId: string,
+  now: Date,
+): BatchItem<"sqlite">[] {
+  const at = now.toISOString();
+  const fromList = sql.join(
+    from.map((s) => sql`${s}`),
+    sql`, `,
+  );
+  return [
+    batchable(
+      db,
+      sql`
+      INSERT INTO events (type, subject, payload, created_at)
+      SELECT 'project.status_changed', id, json_object('project_id', id, 'from', status, 'to', ${to}, 'session_id', ${sessionId}), ${at}
+      FROM projects WHERE id = ${projectId} AND status IN (${fromList}) AND status <> ${to}`,
+    ),
+    batchable(
+      db,
+      sql`UPDATE projects SET status = ${to}, session_id = ${sessionId}, updated_at = ${at} WHERE id = ${projectId} AND status IN (${fromList})`,
+    ),
+  ];
+}
+
+/**
+ * An approval carried out: a general proposal becomes a swarm task (90-day expiry, the proposal
+ * and the consensus as its body); a confident approval (≥ 0.7) becomes a governance principle.
+ * Both reopen (rather than duplicate) when a lapsed veto re-runs them.
+ */
+function executeDecision(db: Db, state: SessionState, rules: CouncilRules, now: Date): BatchItem<"sqlite">[] {
+  const at = now.toISOString();
+  const out: BatchItem<"sqlite">[] = [];
+  const decision = state.decision!;
+  if (state.kind === "general") {
+    const id = swarmTaskIdFor(state.session_id);
+    const body = `${state.proposal.body}\n\n---\nCouncil consensus (session ${state.session_id}):\n${decision.consensus}`;
+    out.push(
+      db
+        .insert(swarmTasks)
+        .values({
+          id,
+          title: state.proposal.title,
+          body,
+          status: "open",
+          sourceSessionId: state.session_id,
+          createdAt: at,
+          expiresAt: new Date(now.getTime() + rules.swarmTaskDays * DAY).toISOString(),
+        })
+        .onConflictDoUpdate({ target: swarmTasks.id, set: { status: "open" }, setWhere: sql`${swarmTasks.status} = 'revoked'` }),
+      appendEvent(
+        db,
+        { type: "swarm_task.created", subject: id, payload: { task_id: id, session_id: state.session_id, proposal_id: state.proposal_id } },
+        now,
+      ),
+    );
+  }
+  if (crystallises(decision.outcome, decision.confidence, rules)) {
+    const id = principleIdFor(state.session_id);
+    out.push(
+      db
+        .insert(governancePrinciples)
+        .values({
+          id,
+          statement: principleStatement(state),
+          sourceSessionId: state.session_id,
+          confidence: decision.confidence!,
+          status: "active",
+          createdAt: at,
+        })
+        .onConflictDoUpdate({ target: governancePrinciples.id, set: { status: "active", revokedAt: null } }),
+      appendEvent(
+        db,
+        {
+          type: "governance.principle_crystallized",
+          subject: id,
+          payload: { principle_id: id, session_id: state.session_id, confidence: decision.confidence },
+        },
+        now,
+      ),
+    );
+  }
+  return out;
+}

@@ -1,0 +1,70 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { getDb } from "../../db/client";
+import { authenticate, requireAuth } from "../../lib/auth";
+import { readSection } from "../../lib/config";
+import { AppError, fieldErrorsFromIssues } from "../../lib/errors";
+import { validate } from "../../lib/validation";
+import { councilConfig } from "../../council/config";
+import { heartbeat } from "../../nodes/events";
+import { getNode, isCouncilMember, nodeView, registerNode, registrationSchema } from "../../nodes/registry";
+import type { AppEnv } from "../app-env";
+
+const nodeParam = z.object({ node_id: z.string().regex(/^node_[0-9a-f]{16}$/, "a node id (node_ + 16 hex)") });
+const heartbeatBody = z.strictObject({
+  ack_through: z.union([z.string().regex(/^\d{1,15}$/), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).optional(),
+});
+
+/** How often a node should call in (the /a2a facade reports it as `next_heartbeat_ms`). */
+export const NEXT_HEARTBEAT_MS = 60_000;
+
+/** Swarm nodes (API.md "Swarm nodes"). */
+export const nodesRoutes = new Hono<AppEnv>()
+  // Public registration. A request carrying a node's own token is that node calling again: it gets
+  // the same identity back (200), never a new one; an invalid token is refused rather than ignored.
+  .post("/", async (c) => {
+    const db = getDb(c.env.DB);
+    const now = c.var.clock.now();
+    const header = c.req.header("authorization");
+    if (header) {
+      const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+      const principal = token ? await authenticate(c.env, token, now) : null;
+      if (!principal) throw new AppError("unauthorized", "The bearer token is not valid");
+      if (principal.kind === "node") {
+        const node = await getNode(db, principal.nodeId);
+        return c.json({ ...nodeView(node, await isCouncilMember(db, node.id)), existing: true }, 200);
+      }
+    }
+    const raw = await c.req.json().catch(() => {
+      throw new AppError("malformed_request", "The request body is not JSON", { errors: [{ path: "", message: "not JSON" }] });
+    });
+    const parsed = registrationSchema(c.env.ENVIRONMENT === "production").safeParse(raw);
+    if (!parsed.success)
+      throw new AppError("validation_failed", "The request json is invalid", { errors: fieldErrorsFromIssues(parsed.error.issues) });
+    const config = await readSection(db, councilConfig);
+    const reg = await registerNode(db, parsed.data, config.initial_reputation, now);
+    return c.json(
+      {
+        node_id: reg.node.id,
+        node_secret: reg.node_secret,
+        reputation: reg.node.reputation,
+        model_tier: reg.node.modelTier,
+        ...(reg.webhook_secret ? { webhook_secret: reg.webhook_secret } : {}),
+      },
+      201,
+    );
+  })
+  .get("/:node_id", validate("param", nodeParam), async (c) => {
+    const db = getDb(c.env.DB);
+    const node = await getNode(db, c.req.valid("param").node_id);
+    return c.json(nodeView(node, await isCouncilMember(db, node.id)));
+  })
+  .post("/:node_id/heartbeat", requireAuth({ node: true }), validate("param", nodeParam), validate("json", heartbeatBody), async (c) => {
+    const { node_id } = c.req.valid("param");
+    const principal = c.var.principal;
+    if (principal.kind !== "node" || principal.nodeId !== node_id) throw new AppError("forbidden", "A node heartbeats for itself only");
+    const { ack_through } = c.req.valid("json");
+    const now = c.var.clock.now();
+    const beat = await heartbeat(getDb(c.env.DB), node_id, ack_through === undefined ? undefined : Number(ack_through), now);
+    return c.json({ node_id, ...beat, server_time: now.toISOString(), next_heartbeat_ms: NEXT_HEARTBEAT_MS });
+  });
