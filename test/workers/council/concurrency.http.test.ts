@@ -66,13 +66,7 @@ describe("racing ballots and checks", () => {
   it("refuses a dialog carrying another type's fields (422) and records nothing for it", async () => {
     const { sid, seated, hash } = await voting();
     const before = (await session(sid)).dialogs.length;
-    const mixed = await dialog(seated[0]!, sid, {
-      dialog_type: "vote",
-      vote: "approve",
-      confidence: 0.5,
-      proposal_hash: hash,
-      amendment_type: "add",
-    });
+    const mixed = await dialog(seated[0]!, sid, { dialog_type: "vote", vote: "approve", confidence: 0.5, proposal_hash: hash, amendment_type: "add" });
     expect([mixed.status, mixed.body.errors.map((e: { path: string }) => e.path)]).toEqual([422, ["amendment_type"]]);
     const assess = await dialog(seated[0]!, sid, { dialog_type: "develop", content: "x", vote: "approve" });
     expect([assess.status, assess.body.errors.map((e: { path: string }) => e.path)]).toEqual([422, ["vote"]]);
