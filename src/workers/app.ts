@@ -7,6 +7,8 @@ import { configRoutes } from "./http/config";
 import { councilRoutes } from "./http/council";
 import { governanceRoutes } from "./http/governance";
 import { nodesRoutes } from "./http/nodes";
+import { projectsRoutes } from "./http/projects";
+import { swarmRoutes } from "./http/swarm";
 import { eventsRoutes } from "./http/events";
 import { healthRoutes } from "./http/health";
 import { runnerRoutes } from "./http/runner";
@@ -39,6 +41,8 @@ app.route("/v1/cost", costRoutes);
 app.route("/v1/nodes", nodesRoutes);
 app.route("/v1/council", councilRoutes);
 app.route("/v1/governance", governanceRoutes);
+app.route("/v1/projects", projectsRoutes);
+app.route("/v1/swarm", swarmRoutes);
 
 app.notFound((c) => problemResponse(c, new AppError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
 

@@ -3,7 +3,7 @@ import { registry } from "../lib/registry";
 import { runnerConfig } from "../jobs/config";
 import { teamConfig } from "../team/config";
 import { councilConfig } from "../council/config";
-import { projectsConfig } from "../projects/forge/config";
+import { projectsConfig } from "../projects/config";
 
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({

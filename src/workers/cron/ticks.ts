@@ -1,6 +1,7 @@
 import type { Env } from "../../env";
 import { registry } from "../../lib/registry";
 import { teamTick } from "../../team/round-handler";
+import { projectsTick } from "../../projects/tick";
 import { councilTick } from "./council";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
@@ -24,6 +25,7 @@ export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   leases: { cron: CRONS.everyMinute, run: leasesTick },
   team: { cron: CRONS.everyMinute, run: teamTick },
   council: { cron: [CRONS.hourly, CRONS.everyMinute], run: councilTick },
+  projects: { cron: CRONS.everyMinute, run: projectsTick },
 });
 
 export function ticksFor(cron: string): [TickName, Tick][] {
