@@ -9,6 +9,9 @@ import { governanceRoutes } from "./http/governance";
 import { nodesRoutes } from "./http/nodes";
 import { projectsRoutes } from "./http/projects";
 import { swarmRoutes } from "./http/swarm";
+import { a2aRoutes } from "./http/a2a";
+import { a2aCouncilRoutes } from "./http/a2a-council";
+import { a2aProjectRoutes } from "./http/a2a-projects";
 import { eventsRoutes } from "./http/events";
 import { healthRoutes } from "./http/health";
 import { runnerRoutes } from "./http/runner";
@@ -43,6 +46,10 @@ app.route("/v1/council", councilRoutes);
 app.route("/v1/governance", governanceRoutes);
 app.route("/v1/projects", projectsRoutes);
 app.route("/v1/swarm", swarmRoutes);
+// The EvoMap node protocol (gep-a2a), translated onto the same feature functions.
+app.route("/a2a", a2aRoutes);
+app.route("/a2a", a2aCouncilRoutes);
+app.route("/a2a", a2aProjectRoutes);
 
 app.notFound((c) => problemResponse(c, new AppError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { backoffMs, checkDecomposition, decompositionPrompt, readModelDecomposition } from "../../../src/projects/decomposition";
 
-const task = (title: string, weight: number, extra: Record<string, unknown> = {}) => ({ title, signals: ["design"], weight, ...extra });
+const task = (title: string, weight: unknown, extra: Record<string, unknown> = {}) => ({ title, signals: ["design"], weight, ...extra });
 const valid = { tasks: [task("Design the API", 0.35), task("Implement the API", 0.3), task("Write regression tests", 0.2)] };
 
 describe("decomposition validation", () => {
