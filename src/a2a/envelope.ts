@@ -56,10 +56,11 @@ export function readEnvelope(raw: unknown, messageType?: string): Envelope {
       extra: { supported_protocol: A2A_PROTOCOL, supported_versions: "1.x.y" },
     });
   }
-  if (typeof raw.protocol_version === "string" && !/^1\./.test(raw.protocol_version)) {
+  const major = typeof raw.protocol_version === "string" ? /^(\d+)\.\d+\.\d+$/.exec(raw.protocol_version)?.[1] : undefined;
+  if (major !== undefined && major !== "1") {
     throw new AppError(
       "unsupported_protocol",
-      `This hub speaks ${A2A_PROTOCOL} 1.x.y, not version '${raw.protocol_version.slice(0, 20)}'`,
+      `This hub speaks ${A2A_PROTOCOL} 1.x.y, not version '${String(raw.protocol_version).slice(0, 20)}'`,
       {
         extra: { supported_protocol: A2A_PROTOCOL, supported_versions: "1.x.y" },
       },
