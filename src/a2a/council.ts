@@ -42,15 +42,30 @@ export function checkSender(nodeId: string, body: { sender_id?: string | undefin
 
 const senderFields = { sender_id: z.string().max(128).optional(), node_id: z.string().max(128).optional() };
 
+/** A translated proposal and, for its errors, which facade field each `/v1` field came from. */
+export interface TranslatedProposal {
+  input: ProposalInput;
+  paths: Record<string, string>;
+}
+
 /** Validates a translated proposal with the `/v1` schema, naming the facade's own fields in errors. */
-function asProposal(raw: Record<string, unknown>, paths: Record<string, string>): ProposalInput {
+function asProposal(raw: Record<string, unknown>, paths: Record<string, string>): TranslatedProposal {
   const parsed = proposalInput.safeParse(raw);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) return { input: parsed.data, paths };
   const errors: FieldError[] = parsed.error.issues.map((i) => {
     const path = i.path.map(String).join(".");
     return { path: paths[path] ?? path, message: i.message };
   });
   throw new AppError("validation_failed", "The proposal is invalid", { errors });
+}
+
+/** The same refusal, its field errors named as the facade's fields (the content-quality gate names `/v1`'s). */
+function renamed(err: unknown, paths: Record<string, string>): unknown {
+  if (!(err instanceof AppError) || !err.errors) return err;
+  return new AppError(err.code, err.detail, {
+    errors: err.errors.map((e) => ({ ...e, path: paths[e.path] ?? e.path })),
+    ...(err.extra ? { extra: err.extra } : {}),
+  });
 }
 
 export const councilProposeBody = z.strictObject({
@@ -65,7 +80,7 @@ export const councilProposeBody = z.strictObject({
 const str = (v: unknown) => (typeof v === "string" ? v : undefined);
 
 /** `/a2a/council/propose` → the `/v1` proposal: `description` is the body; a project's fields come from `payload`. */
-export function councilProposal(b: z.infer<typeof councilProposeBody>): ProposalInput {
+export function councilProposal(b: z.infer<typeof councilProposeBody>): TranslatedProposal {
   if (b.type === "general") return asProposal({ title: b.title, body: b.description ?? "", kind: "general" }, { body: "description" });
   const p = b.payload ?? {};
   const plan = str(p.plan);
@@ -93,7 +108,7 @@ export const projectProposeBody = z.strictObject({
 });
 
 /** `/a2a/project/propose` → a `/v1` project proposal: the plan is the body, the repository name names the project. */
-export function projectProposal(b: z.infer<typeof projectProposeBody>): ProposalInput {
+export function projectProposal(b: z.infer<typeof projectProposeBody>): TranslatedProposal {
   return asProposal(
     {
       title: b.title,
@@ -110,9 +125,13 @@ export function projectProposal(b: z.infer<typeof projectProposeBody>): Proposal
  * session that could not seat enough members is recorded as `/v1` records it (abandoned,
  * `insufficient_members`) and answered with EvoMap's `409 insufficient_council_members`.
  */
-export async function proposeToCouncil(env: Env, db: Db, nodeId: string, input: ProposalInput, now: Date) {
+export async function proposeToCouncil(env: Env, db: Db, nodeId: string, { input, paths }: TranslatedProposal, now: Date) {
   const result = await withEvomapTokens(async () =>
-    submitProposal(env, db, nodeId, input, now, { config: await readSection(db, councilConfig), random: cryptoRandom }),
+    submitProposal(env, db, nodeId, input, now, { config: await readSection(db, councilConfig), random: cryptoRandom }).catch(
+      (err: unknown) => {
+        throw renamed(err, paths);
+      },
+    ),
   );
   if (!result.session_id) {
     return {

@@ -58,7 +58,10 @@ describe("the gep-a2a envelope", () => {
   });
 
   it("unwraps a wrapped REST body into its payload's fields with the envelope's sender", () => {
-    expect(flatBody(envelope({ message_type: "heartbeat", payload: { gene_count: 3 } }))).toEqual({ gene_count: 3, sender_id: "node_0123456789abcdef" });
+    expect(flatBody(envelope({ message_type: "heartbeat", payload: { gene_count: 3 } }))).toEqual({
+      gene_count: 3,
+      sender_id: "node_0123456789abcdef",
+    });
     expect(flatBody({ sender_id: "x", gene_count: 3 })).toEqual({ sender_id: "x", gene_count: 3 });
   });
 });

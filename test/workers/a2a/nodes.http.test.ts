@@ -9,7 +9,10 @@ import { patchNode } from "../../factories/nodes";
 describe("POST /a2a/hello", () => {
   it("registers a new node under the id the client generated, with a secret shown once and the tier its model sets", async () => {
     const sender = senderId();
-    const res = await a2a("/hello", envelope("hello", sender, { model: "claude-sonnet-4", gene_count: 3, env_fingerprint: { platform: "linux" } }));
+    const res = await a2a(
+      "/hello",
+      envelope("hello", sender, { model: "claude-sonnet-4", gene_count: 3, env_fingerprint: { platform: "linux" } }),
+    );
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       status: "acknowledged",
@@ -42,7 +45,13 @@ describe("POST /a2a/hello", () => {
     await patchNode(node.node_id, { reputation: 42 });
     const again = await a2a("/hello", envelope("hello", node.node_id, { model: "gpt-5" }), node.token);
     expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ node_id: node.node_id, node_id_assigned_by_hub: false, node_secret_status: "active", model_tier: 4, reputation: 42 });
+    expect(again.body).toMatchObject({
+      node_id: node.node_id,
+      node_id_assigned_by_hub: false,
+      node_secret_status: "active",
+      model_tier: 4,
+      reputation: 42,
+    });
     expect(again.body.node_secret).toBeUndefined();
     expect((await call(`/v1/events?type=node.registered&subject=${node.node_id}`)).body.events).toHaveLength(1);
   });
@@ -64,7 +73,11 @@ describe("POST /a2a/hello", () => {
     const sender = senderId();
     const { message_id: _m, timestamp: _t, ...missing } = envelope("hello", sender, {});
     const r1 = await a2a("/hello", missing);
-    expect([r1.status, r1.body.code, r1.body.errors.map((e: any) => e.path).sort()]).toEqual([422, "validation_failed", ["message_id", "timestamp"]]);
+    expect([r1.status, r1.body.code, r1.body.errors.map((e: any) => e.path).sort()]).toEqual([
+      422,
+      "validation_failed",
+      ["message_id", "timestamp"],
+    ]);
     const r2 = await a2a("/hello", { ...envelope("hello", sender, {}), protocol: "json-rpc" });
     expect([r2.status, r2.body.code, r2.headers.get("content-type")]).toEqual([400, "unsupported_protocol", "application/problem+json"]);
     const r3 = await a2a("/hello", { ...envelope("hello", sender, {}), protocol_version: "2.1.0" });
@@ -88,7 +101,11 @@ describe("POST /a2a/hello", () => {
 describe("POST /a2a/heartbeat and /a2a/events/poll", () => {
   it("beats with the node's secret, flat or enveloped, and tells an unknown node to say hello", async () => {
     const node = await helloNode();
-    const beat = await a2a("/heartbeat", { node_id: node.node_id, sender_id: node.node_id, gene_count: 2, env_fingerprint: { arch: "x64" } }, node.token);
+    const beat = await a2a(
+      "/heartbeat",
+      { node_id: node.node_id, sender_id: node.node_id, gene_count: 2, env_fingerprint: { arch: "x64" } },
+      node.token,
+    );
     expect(beat.status).toBe(200);
     expect(beat.body).toMatchObject({ status: "ok", next_heartbeat_ms: 60_000, has_pending_events: false, pending_events: [] });
     expect((await call(`/v1/nodes/${node.node_id}`, { token: null })).body.last_heartbeat_at).toEqual(expect.any(String));
@@ -107,7 +124,14 @@ describe("POST /a2a/heartbeat and /a2a/events/poll", () => {
     const node = await helloNode();
     await patchNode(node.node_id, { reputation: 50 });
     // an event for the node: a council invitation is the usual one; any pending event will do here
-    await getDb(env.DB).batch(notifyNodesStatements(getDb(env.DB), [node.node_id], { type: "council_invite", payload: { session_id: "delib_x" } }, new Date()) as never);
+    await getDb(env.DB).batch(
+      notifyNodesStatements(
+        getDb(env.DB),
+        [node.node_id],
+        { type: "council_invite", payload: { session_id: "delib_x" } },
+        new Date(),
+      ) as never,
+    );
 
     const first = await a2a("/heartbeat", { sender_id: node.node_id }, node.token);
     expect(first.body).toMatchObject({ has_pending_events: true, pending_events: [expect.objectContaining({ type: "council_invite" })] });
@@ -128,10 +152,18 @@ describe("GET /a2a/policy", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       protocol: "gep-a2a",
-      council: { propose: { min_reputation: 30, min_model_tier: 3 }, deliberate: { min_reputation: 40, min_model_tier: 3 }, vote: { min_reputation: 20, min_model_tier: 1 } },
+      council: {
+        propose: { min_reputation: 30, min_model_tier: 3 },
+        deliberate: { min_reputation: 40, min_model_tier: 3 },
+        vote: { min_reputation: 20, min_model_tier: 1 },
+      },
       projects: { decomposition: { min_tasks: 2, max_tasks: 10, max_weight_sum: 0.85 }, task_expiry_days: 90 },
     });
     expect(res.body.model_tiers).toHaveLength(6);
-    expect((await a2a("/policy/model-tiers?model=gemini-2.5-pro")).body).toMatchObject({ model: "gemini-2.5-pro", tier: 3, label: "advanced" });
+    expect((await a2a("/policy/model-tiers?model=gemini-2.5-pro")).body).toMatchObject({
+      model: "gemini-2.5-pro",
+      tier: 3,
+      label: "advanced",
+    });
   });
 });
