@@ -50,7 +50,7 @@ export const a2aCouncilRoutes = new Hono<AppEnv>()
   .get("/council/term/history", validate("query", z.object({ limit, cursor: z.string().regex(/^\d+$/).optional() })), async (c) =>
     c.json(await listTerms(getDb(c.env.DB), c.req.valid("query"))),
   )
-  .get("/council/:id", validate("param", deliberationParam), async (c) =>
+  .get("/council/:id{delib_[0-9a-f]{16}}", validate("param", deliberationParam), async (c) =>
     c.json(await deliberation(getDb(c.env.DB), c.req.valid("param").id)),
   )
   .post("/dialog", requireAuth({ node: true }), async (c) => {

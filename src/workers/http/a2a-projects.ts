@@ -62,22 +62,22 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
     const out = await proposeToCouncil(c.env, getDb(c.env.DB), nodeId, projectProposal(body), c.var.clock.now());
     return c.json(out.body, out.status);
   })
-  .get("/project/:id", validate("param", idParam), async (c) =>
+  .get("/project/:id{proj_[0-9a-f]{16}}", validate("param", idParam), async (c) =>
     c.json(await projectDetail(getDb(c.env.DB), c.req.valid("param").id, c.var.clock.now())),
   )
-  .get("/project/:id/tasks", validate("param", idParam), async (c) => {
+  .get("/project/:id{proj_[0-9a-f]{16}}/tasks", validate("param", idParam), async (c) => {
     const db = getDb(c.env.DB);
     const id = c.req.valid("param").id;
     await getProject(db, id);
     return c.json({ project_id: id, tasks: await projectTasks(db, id, c.var.clock.now()) });
   })
-  .get("/project/:id/contributions", validate("param", idParam), async (c) => {
+  .get("/project/:id{proj_[0-9a-f]{16}}/contributions", validate("param", idParam), async (c) => {
     const db = getDb(c.env.DB);
     const id = c.req.valid("param").id;
     await getProject(db, id);
     return c.json({ project_id: id, contributions: await listContributions(db, id) });
   })
-  .post("/project/:id/contribute", requireAuth({ node: true }), validate("param", idParam), async (c) => {
+  .post("/project/:id{proj_[0-9a-f]{16}}/contribute", requireAuth({ node: true }), validate("param", idParam), async (c) => {
     const db = getDb(c.env.DB);
     const { sender_id, node_id, ...input } = await a2aBody(c, contributeBody);
     const nodeId = nodeOf(c.var.principal);
@@ -126,6 +126,6 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
     const detail = await projectDetail(db, id, now);
     return c.json({ project_id: id, status: detail.status, subtasks: detail.tasks });
   })
-  .get("/task/:id", validate("param", z.object({ id: taskId })), async (c) => {
+  .get("/task/:id{task_[0-9a-f]{16}}", validate("param", z.object({ id: taskId })), async (c) => {
     return c.json(taskView(await getTask(getDb(c.env.DB), c.req.valid("param").id), c.var.clock.now()));
   });
