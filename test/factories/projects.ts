@@ -110,7 +110,7 @@ export async function useGithubStandin(): Promise<GithubStandin> {
  */
 export async function councilDecides(
   proposer: TestNode,
-  seats: { byId: Map<string, TestNode> },
+  seats: { byId: Map<string, TestNode> } = { byId: new Map() },
   body: Record<string, unknown>,
   vote: "approve" | "reject" = "approve",
 ): Promise<{ sessionId: string; projectId: string }> {
@@ -120,7 +120,7 @@ export async function councilDecides(
   let s = await session(sid);
   const seated = s.members
     .filter((m: { role: string }) => m.role !== "proposer")
-    .map((m: { node_id: string }) => seats.byId.get(m.node_id)!);
+    .map((m: { node_id: string }) => seats.byId.get(m.node_id) ?? knownSeats.get(m.node_id)!);
   expect((await dialog(seated[0]!, sid, { dialog_type: "second" })).status).toBe(201);
   await progress();
   for (const m of seated) expect((await dialog(m, sid, { dialog_type: "assess", content: "Feasible and useful." })).status).toBe(201);
@@ -140,4 +140,14 @@ export async function councilDecides(
   return { sessionId: sid, projectId: s.project_id };
 }
 
-export { advance, council };
+// Every seat made in this test file: a later session may seat an earlier test's term members.
+const knownSeats = new Map<string, TestNode>();
+
+/** `council()` that remembers its nodes for `councilDecides`. */
+export async function councilSeats(n: number, prefix: string) {
+  const c = await council(n, prefix);
+  for (const m of c.members) knownSeats.set(m.node_id, m);
+  return c;
+}
+
+export { advance };

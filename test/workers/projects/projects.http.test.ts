@@ -3,8 +3,8 @@ import { call, createOperator } from "../../factories";
 import { advance, progress, runOneJob, session } from "../../factories/council-http";
 import { eligibleNode, heartbeat, patchNode, registerNode } from "../../factories/nodes";
 import {
-  council,
   councilDecides,
+  councilSeats,
   decompose,
   DECOMPOSITION,
   insertProject,
@@ -28,7 +28,7 @@ const setProjects = async (body: Record<string, unknown>) =>
 
 describe("projects through the council", () => {
   it("goes proposed → council_review on proposal, approved on approval, then decomposes (offline: recorded, retried with backoff) and becomes active with a valid model answer", async () => {
-    const seats = await council(5, "seat");
+    const seats = await councilSeats(5, "seat");
     const author = await proposer("author");
     const { projectId, sessionId } = await councilDecides(author, seats, projectProposal("testing-framework"));
 
@@ -141,7 +141,7 @@ describe("projects through the council", () => {
   });
 
   it("returns a tabled project to proposed and archives a rejected one", async () => {
-    const seats = await council(5, "seat2");
+    const seats = await councilSeats(5, "seat2");
     // tabled: nobody seconds within 30 minutes
     const lonely = await proposer("lonely");
     const submitted = await call("/v1/council/proposals", { token: lonely.token, body: projectProposal("lonely-project") });
@@ -161,6 +161,40 @@ describe("projects through the council", () => {
     expect(p.decomposition).toBeNull();
     const moves = (await events(projectId)).filter((e) => e.type === "project.status_changed").map((e) => e.payload.to);
     expect(moves).toEqual(["council_review", "archived"]);
+  });
+});
+
+describe("a veto and its lapse", () => {
+  it("returns a vetoed project to proposed (its decomposition's answer is then not used) and decomposes again when the veto lapses", async () => {
+    const seats = await councilSeats(5, "seat3");
+    const author = await proposer("veto-author");
+    const { projectId, sessionId } = await councilDecides(author, seats, projectProposal("vetoed-project"));
+    const admin = await createOperator("admin", "veto-admin");
+    expect((await call(`/v1/council/sessions/${sessionId}/veto`, { token: admin, body: { reason: "Emergency review" } })).status).toBe(200);
+    expect((await project(projectId)).status).toBe("proposed");
+
+    // the job submitted on approval answers after the veto: recorded, not used
+    await runOneJob(["offline"], () => ({ text: JSON.stringify(DECOMPOSITION), runtime: "claude", model: "claude-sonnet-4" }));
+    let p = await project(projectId);
+    expect(p).toMatchObject({
+      status: "proposed",
+      tasks: [],
+      decomposition: { state: "failed", reason: "project_not_approved", attempts: 1 },
+    });
+
+    // unratified for 72 hours: the approval is restored and the decomposition starts again
+    await advance(72 * 3_600_000 + 1_000);
+    await call("/v1/admin/ticks/council", { method: "POST" });
+    p = await project(projectId);
+    expect(p.status).toBe("approved");
+    expect(p.decomposition).toMatchObject({ state: "pending", attempts: 2 });
+    const moves = (await events(projectId)).filter((e) => e.type === "project.status_changed").map((e) => [e.payload.from, e.payload.to]);
+    expect(moves).toEqual([
+      ["proposed", "council_review"],
+      ["council_review", "approved"],
+      ["approved", "proposed"],
+      ["proposed", "approved"],
+    ]);
   });
 });
 
@@ -241,6 +275,17 @@ describe("lifecycle moves over HTTP", () => {
       ["active", "completed", "manager"],
       ["completed", "archived", "manager"],
     ]);
+  });
+
+  it("lets one of racing manager moves land; the others are refused and leave one event", async () => {
+    const manager = await createOperator("manager", "race-manager");
+    const id = await insertProject("approved");
+    expect((await decompose(id)).status).toBe(200);
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => call(`/v1/projects/${id}/transition`, { token: manager, body: { to: "completed" } })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    expect((await events(id)).filter((e) => e.type === "project.status_changed" && e.payload.to === "completed")).toHaveLength(1);
   });
 
   it("lists projects publicly, newest first, paged and filtered by status", async () => {
