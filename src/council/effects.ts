@@ -11,9 +11,11 @@ import {
   governancePrinciples,
   nodes,
   swarmTasks,
+  type ProjectStatus,
 } from "../db/schema";
 import { appendEvent } from "../lib/events";
 import { prepareJob, type PreparedJob } from "../jobs/submit";
+import { legalSources } from "../projects/lifecycle";
 import { notifyNodesStatements, notifySelectedStatement } from "../nodes/events";
 import { sha256HexSync } from "./sha256";
 import type { Effect } from "./machine-types";
@@ -255,8 +257,11 @@ export function projectMove(
   now: Date,
 ): BatchItem<"sqlite">[] {
   const at = now.toISOString();
+  // The projects feature's lifecycle table decides which of these moves exist (src/projects/lifecycle.ts).
+  const legal = legalSources(to as ProjectStatus, from as ProjectStatus[], "council");
+  if (legal.length === 0) return [];
   const fromList = sql.join(
-    from.map((s) => sql`${s}`),
+    legal.map((s) => sql`${s}`),
     sql`, `,
   );
   return [
@@ -264,7 +269,7 @@ export function projectMove(
       db,
       sql`
       INSERT INTO events (type, subject, payload, created_at)
-      SELECT 'project.status_changed', id, json_object('project_id', id, 'from', status, 'to', ${to}, 'session_id', ${sessionId}), ${at}
+      SELECT 'project.status_changed', id, json_object('project_id', id, 'from', status, 'to', ${to}, 'by', 'council', 'session_id', ${sessionId}), ${at}
       FROM projects WHERE id = ${projectId} AND status IN (${fromList}) AND status <> ${to}`,
     ),
     batchable(

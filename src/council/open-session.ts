@@ -26,7 +26,7 @@ export interface ProposalForSession {
   title: string;
   body: string;
   kind: ProposalKind;
-  project: { name: string; summary: string } | null;
+  project: { name: string; summary: string; repo_name?: string } | null;
 }
 
 /**
@@ -214,7 +214,7 @@ async function buildSession(db: Db, proposal: ProposalForSession, now: Date, ran
           {
             type: "project.status_changed",
             subject: projectId,
-            payload: { project_id: projectId, from: "proposed", to: "council_review", session_id: sessionId },
+            payload: { project_id: projectId, from: "proposed", to: "council_review", by: "council", session_id: sessionId },
           },
           now,
         ),

@@ -10,6 +10,7 @@ import { AppError, notFound } from "../lib/errors";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
 import { label } from "../lib/validation";
+import { repoNameField } from "../projects/repo-name";
 import type { JobEnd } from "../jobs/owner-handlers";
 import { dispatchJob, prepareJob } from "../jobs/submit";
 import { notifySelectedStatement } from "../nodes/events";
@@ -29,7 +30,8 @@ export const proposalInput = z
     title: label(200),
     body: longText(20_000),
     kind: z.enum(PROPOSAL_KINDS),
-    project: z.strictObject({ name: label(100), summary: longText(2_000) }).optional(),
+    // `repo_name`: the repository the project asks for in the organisation (default: its name as a slug).
+    project: z.strictObject({ name: label(100), summary: longText(2_000), repo_name: repoNameField.optional() }).optional(),
   })
   .superRefine((p, ctx) => {
     if (p.kind === "project" && !p.project)

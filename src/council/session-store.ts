@@ -8,6 +8,7 @@ import type { Env } from "../env";
 import { dispatchJob } from "../jobs/submit";
 import type { InsertedNodeEvent } from "../nodes/events";
 import { enqueuePushes } from "../nodes/webhook";
+import { startDecomposition } from "../projects/decompose";
 import { planEffects } from "./effects";
 import { nextCheckAt } from "./machine";
 import type { Effect } from "./machine-types";
@@ -143,6 +144,12 @@ export async function saveTransition(
     plan.jobs,
     plan.notifyIndexes.map((i) => results[i + head.length + 1]),
   );
+  // An approved project is decomposed at once; the projects tick is the backstop if this fails.
+  if (state.project_id && effects.some((e) => e.kind === "project_status" && e.to === "approved")) {
+    await startDecomposition(env, db, state.project_id, now).catch((err: unknown) =>
+      console.error(`council: could not start the decomposition of ${state.project_id}; the projects tick will`, err),
+    );
+  }
 }
 
 export async function afterCommit(

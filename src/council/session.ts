@@ -107,7 +107,7 @@ export interface SessionState {
   term_id: string | null;
   proposer_id: string;
   kind: ProposalKind;
-  proposal: { title: string; body: string; project?: { name: string; summary: string } };
+  proposal: { title: string; body: string; project?: { name: string; summary: string; repo_name?: string } };
   project_id?: string;
   phase: Phase;
   phase_started_at: string;

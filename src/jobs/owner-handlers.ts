@@ -3,6 +3,7 @@ import type { Env } from "../env";
 import { onDispatchJobEnd } from "../tasks/dispatch/llm-select";
 import { onTeamStageJobEnd } from "../team/round-handler";
 import { councilProposalJobEnded, councilSessionJobEnded } from "../council/jobs";
+import { decompositionJobEnded } from "../projects/decompose";
 import type { OwnerKind } from "./owner-kinds";
 import type { JobError, JobOwner } from "./payloads";
 
@@ -39,6 +40,8 @@ export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<Owne
   ["team_round", (env, end) => onTeamStageJobEnd(env, end)],
   ["council_proposal", councilProposalJobEnded],
   ["council_session", councilSessionJobEnded],
+  // An approved project's decomposition into swarm tasks.
+  ["project", decompositionJobEnded],
 ]);
 
 export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);

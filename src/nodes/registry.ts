@@ -49,8 +49,15 @@ export interface Registered {
  * Registers a node: its id (`node_` + 16 hex), its credential (stored hashed) and the node row land
  * in one batch with the event. New nodes start at `initialReputation`.
  */
-export async function registerNode(db: Db, input: Registration, initialReputation: number, now: Date): Promise<Registered> {
-  const id = newId("node");
+export async function registerNode(
+  db: Db,
+  input: Registration,
+  initialReputation: number,
+  now: Date,
+  /** `id`: an id the caller chose (the /a2a facade keeps an EvoMap node's own `node_` + 16 hex); `detail`: more for the event. */
+  options: { id?: string; detail?: Record<string, unknown> } = {},
+): Promise<Registered> {
+  const id = options.id ?? newId("node");
   const at = now.toISOString();
   const cred = await mintCredential(db, { kind: "node", name: input.name, subject: id }, now);
   const webhookSecret = input.webhook_url ? randomHex(32) : undefined;
@@ -81,6 +88,7 @@ export async function registerNode(db: Db, input: Registration, initialReputatio
           model_tier: input.model_tier,
           reputation: initialReputation,
           webhook: Boolean(input.webhook_url),
+          ...options.detail,
         },
       },
       now,

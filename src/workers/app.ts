@@ -9,6 +9,11 @@ import { councilRoutes } from "./http/council";
 import { governanceRoutes } from "./http/governance";
 import { nodesRoutes } from "./http/nodes";
 import { employeesRoutes } from "./http/employees";
+import { projectsRoutes } from "./http/projects";
+import { swarmRoutes } from "./http/swarm";
+import { a2aRoutes } from "./http/a2a";
+import { a2aCouncilRoutes } from "./http/a2a-council";
+import { a2aProjectRoutes } from "./http/a2a-projects";
 import { eventsRoutes } from "./http/events";
 import { healthRoutes } from "./http/health";
 import { integrationsRoutes } from "./http/integrations";
@@ -49,6 +54,12 @@ app.route("/v1/cost", costRoutes);
 app.route("/v1/nodes", nodesRoutes);
 app.route("/v1/council", councilRoutes);
 app.route("/v1/governance", governanceRoutes);
+app.route("/v1/projects", projectsRoutes);
+app.route("/v1/swarm", swarmRoutes);
+// The EvoMap node protocol (gep-a2a), translated onto the same feature functions.
+app.route("/a2a", a2aRoutes);
+app.route("/a2a", a2aCouncilRoutes);
+app.route("/a2a", a2aProjectRoutes);
 
 app.notFound((c) => problemResponse(c, new AppError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
 

@@ -6,7 +6,7 @@ import { dispatchConfig, dispatchGuardConfig } from "../tasks/dispatch/config";
 import { topologyConfig } from "../topology/config";
 import { teamConfig } from "../team/config";
 import { councilConfig } from "../council/config";
-import { projectsConfig } from "../projects/forge/config";
+import { projectsConfig } from "../projects/config";
 
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({

@@ -77,7 +77,7 @@ export const councilProposals = sqliteTable(
     title: text("title").notNull(),
     body: text("body").notNull(),
     kind: text("kind", { enum: PROPOSAL_KINDS }).notNull(),
-    project: text("project", { mode: "json" }).$type<{ name: string; summary: string }>(),
+    project: text("project", { mode: "json" }).$type<{ name: string; summary: string; repo_name?: string }>(),
     status: text("status", { enum: PROPOSAL_STATUSES }).notNull(),
     sessionId: text("session_id"),
     prescreen: text("prescreen", { mode: "json" }).$type<PrescreenRecord>().notNull(),

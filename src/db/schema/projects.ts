@@ -1,13 +1,20 @@
-import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
- * The part of official projects and swarm tasks (seed 004) that council decisions touch: a project
- * proposal's project and its lifecycle status, and the swarm task an approved general proposal
- * creates. Claims, contributions and the forge belong to the projects feature (issue 9), which
- * extends these tables.
+ * Official projects and swarm tasks (seed 004). A project enters through a council proposal
+ * (src/council creates the row and moves it on decisions); the projects feature (src/projects)
+ * owns its lifecycle table, decomposition, repository and contributions.
  */
 export const PROJECT_STATUSES = ["proposed", "council_review", "approved", "active", "completed", "archived"] as const;
 export type ProjectStatus = (typeof PROJECT_STATUSES)[number];
+
+/** `pending`: a decomposition job is out; `failed`: the last attempt gave no valid tasks; `done`: tasks exist. */
+export const DECOMPOSITION_STATES = ["pending", "failed", "done"] as const;
+export type DecompositionState = (typeof DECOMPOSITION_STATES)[number];
+
+/** `unconfigured`: no forge (github_org or the App's secrets missing); `failed`: GitHub refused or failed. */
+export const REPOSITORY_STATES = ["pending", "ready", "failed", "unconfigured"] as const;
+export type RepositoryState = (typeof REPOSITORY_STATES)[number];
 
 export const projects = sqliteTable(
   "projects",
@@ -21,11 +28,36 @@ export const projects = sqliteTable(
     sessionId: text("session_id"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
+    // Decomposition into swarm tasks (on approval). `decomp_next_at` is when the tick may try again
+    // (null after the last allowed attempt: a manager or the proposer then submits one by hand).
+    decompState: text("decomp_state", { enum: DECOMPOSITION_STATES }),
+    decompJobId: text("decomp_job_id"),
+    decompAttempts: integer("decomp_attempts").notNull().default(0),
+    decompReason: text("decomp_reason"),
+    decompDetail: text("decomp_detail"),
+    decompNextAt: text("decomp_next_at"),
+    decompSource: text("decomp_source"),
+    decomposedAt: text("decomposed_at"),
+    // The repository in the organisation, created on `active`.
+    repoState: text("repo_state", { enum: REPOSITORY_STATES }),
+    repoFullName: text("repo_full_name"),
+    repoUrl: text("repo_url"),
+    repoDefaultBranch: text("repo_default_branch"),
+    repoReason: text("repo_reason"),
+    repoAttempts: integer("repo_attempts").notNull().default(0),
+    repoNextAt: text("repo_next_at"),
   },
-  (t) => [index("projects_status_idx").on(t.status, t.createdAt)],
+  (t) => [
+    index("projects_status_idx").on(t.status, t.createdAt),
+    index("projects_decomp_due_idx").on(t.status, t.decompNextAt),
+    index("projects_repo_due_idx").on(t.repoState, t.repoNextAt),
+    // Two projects never share a repository.
+    uniqueIndex("projects_repo_full_name_idx").on(t.repoFullName),
+  ],
 );
 
 export const SWARM_TASK_STATUSES = ["open", "claimed", "completed", "expired", "revoked"] as const;
+export type SwarmTaskStatus = (typeof SWARM_TASK_STATUSES)[number];
 
 export const swarmTasks = sqliteTable(
   "swarm_tasks",
@@ -38,6 +70,49 @@ export const swarmTasks = sqliteTable(
     sourceSessionId: text("source_session_id"),
     createdAt: text("created_at").notNull(),
     expiresAt: text("expires_at").notNull(),
+    // A project task's place in its decomposition, its signals and its share (weights sum to ≤ 0.85).
+    seq: integer("seq"),
+    signals: text("signals", { mode: "json" }).$type<string[]>(),
+    weight: real("weight"),
+    // One claimant at a time; a claim lapses at `claim_expires_at` (the task is claimable again).
+    claimedBy: text("claimed_by"),
+    claimedAt: text("claimed_at"),
+    claimExpiresAt: text("claim_expires_at"),
+    completedBy: text("completed_by"),
+    completedAt: text("completed_at"),
+    summary: text("summary"),
+    commitSha: text("commit_sha"),
+    updatedAt: text("updated_at"),
   },
-  (t) => [index("swarm_tasks_status_idx").on(t.status, t.expiresAt)],
+  (t) => [
+    index("swarm_tasks_status_idx").on(t.status, t.expiresAt),
+    index("swarm_tasks_project_idx").on(t.projectId, t.seq),
+    index("swarm_tasks_created_idx").on(t.createdAt, t.id),
+  ],
+);
+
+/** One contribution: one commit on the task's (or the node's) branch of the project repository. */
+export const projectContributions = sqliteTable(
+  "project_contributions",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id").notNull(),
+    taskId: text("task_id"),
+    nodeId: text("node_id").notNull(),
+    branch: text("branch").notNull(),
+    commitSha: text("commit_sha").notNull(),
+    commitUrl: text("commit_url").notNull(),
+    parentSha: text("parent_sha").notNull(),
+    message: text("message").notNull(),
+    files: text("files", { mode: "json" }).$type<{ path: string; bytes: number }[]>().notNull(),
+    attempts: integer("attempts").notNull(),
+    prNumber: integer("pr_number"),
+    prUrl: text("pr_url"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("project_contributions_commit_idx").on(t.projectId, t.commitSha),
+    index("project_contributions_project_idx").on(t.projectId, t.createdAt),
+    index("project_contributions_task_idx").on(t.taskId),
+  ],
 );

@@ -3,6 +3,7 @@ import { registry } from "../../lib/registry";
 import { topologyTick } from "../../topology/driver";
 import { approvalsTick } from "./approvals";
 import { teamTick } from "../../team/round-handler";
+import { projectsTick } from "../../projects/tick";
 import { councilTick } from "./council";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
@@ -29,6 +30,7 @@ export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   topology: { cron: CRONS.everyMinute, run: topologyTick },
   team: { cron: CRONS.everyMinute, run: teamTick },
   council: { cron: [CRONS.hourly, CRONS.everyMinute], run: councilTick },
+  projects: { cron: CRONS.everyMinute, run: projectsTick },
 });
 
 export function ticksFor(cron: string): [TickName, Tick][] {

@@ -34,7 +34,8 @@ describe("405 Method Not Allowed with Allow, derived from the app's routes", () 
     const before = await snapshot();
     for (const [path, methods] of table) {
       const wrong = METHODS.find((m) => !methods.has(m))!;
-      const concrete = path.replace(/:[a-z_]+/g, "x");
+      // A constrained parameter (`:id{proj_[0-9a-f]{16}}`) gets a value of its form; any other gets "x".
+      const concrete = path.replace(/:[a-z_]+\{([a-z]+_)\[0-9a-f\]\{16\}\}/g, "$10000000000000000").replace(/:[a-z_]+/g, "x");
       const res = await send(concrete, { method: wrong, token: path.startsWith("/v1/runner/") ? runner.token : undefined });
       expect(res.status, `${wrong} ${path}`).toBe(405);
       expect(res.headers.get("content-type")).toBe("application/problem+json");

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
 import worker from "../../../src/workers/index";
+import { TICK_NAMES, TICKS } from "../../../src/workers/cron/ticks";
 import { call, createRunner, utilityJob } from "../../factories";
 
 type Leased = { job_id: string; lease_id: string; attempt: number; kind: string; ack_required: boolean; payload: { prompt: string } };
@@ -144,7 +145,9 @@ describe("runner protocol through the Worker", () => {
   });
 
   it("answers 404 for a tick that is not part of this build and 422 for a name that is no tick", async () => {
-    expect((await call("/v1/admin/ticks/projects", { method: "POST" })).status).toBe(404);
+    // Features register their ticks as they land: whichever API tick is not built yet.
+    const unbuilt = TICK_NAMES.find((name) => !TICKS.has(name));
+    if (unbuilt) expect((await call(`/v1/admin/ticks/${unbuilt}`, { method: "POST" })).status).toBe(404);
     expect((await call("/v1/admin/ticks/bogus", { method: "POST" })).status).toBe(422);
   });
 });

@@ -1,0 +1,58 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { getDb } from "../../db/client";
+import { requireAuth } from "../../lib/auth";
+import { readSection } from "../../lib/config";
+import { keysetPageQuery } from "../../lib/paging";
+import { validate } from "../../lib/validation";
+import { projectsConfig } from "../../projects/config";
+import {
+  claimTask,
+  completeTask,
+  completionInput,
+  getTask,
+  listTasks,
+  releaseTask,
+  taskCursor,
+  taskId,
+  taskListQuery,
+  taskView,
+} from "../../projects/swarm-tasks";
+import type { AppEnv } from "../app-env";
+import { nodeOf } from "./projects";
+
+const idParam = z.object({ id: taskId });
+
+/** Swarm tasks (council tasks and project tasks): public reads; nodes claim, release and complete. */
+export const swarmRoutes = new Hono<AppEnv>()
+  .get("/tasks", validate("query", keysetPageQuery(taskCursor).extend(taskListQuery.shape)), async (c) => {
+    const { status, project_id, limit, cursor } = c.req.valid("query");
+    const q = { limit, ...(status ? { status } : {}), ...(project_id ? { project_id } : {}), ...(cursor ? { cursor } : {}) };
+    return c.json(await listTasks(getDb(c.env.DB), q, c.var.clock.now()));
+  })
+  .get("/tasks/:id", validate("param", idParam), async (c) =>
+    c.json(taskView(await getTask(getDb(c.env.DB), c.req.valid("param").id), c.var.clock.now())),
+  )
+  .post("/tasks/:id/claim", requireAuth({ node: true }), validate("param", idParam), async (c) => {
+    const db = getDb(c.env.DB);
+    const now = c.var.clock.now();
+    const task = await claimTask(db, c.req.valid("param").id, nodeOf(c.var.principal), now, await readSection(db, projectsConfig));
+    return c.json(taskView(task, now));
+  })
+  .post("/tasks/:id/release", requireAuth({ node: true }), validate("param", idParam), async (c) => {
+    const now = c.var.clock.now();
+    return c.json(taskView(await releaseTask(getDb(c.env.DB), c.req.valid("param").id, nodeOf(c.var.principal), now), now));
+  })
+  .post("/tasks/:id/complete", requireAuth({ node: true }), validate("param", idParam), validate("json", completionInput), async (c) => {
+    const db = getDb(c.env.DB);
+    const now = c.var.clock.now();
+    const task = await completeTask(
+      db,
+      c.req.valid("param").id,
+      nodeOf(c.var.principal),
+      c.req.valid("json"),
+      now,
+      await readSection(db, projectsConfig),
+    );
+    return c.json(taskView(task, now));
+  });
