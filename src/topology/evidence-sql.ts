@@ -25,10 +25,36 @@ const oscillationCase = sql`CASE WHEN ${tasks.status} = 'needs_human' AND ${task
  * skip the GROUP BY sort, with a table lookup per task, which made a tick over 100k tasks ~10× slower
  * (bench/topology-tick); INDEXED BY also fails loudly if a change ever made the index unusable.
  */
-function settledGoal(from: string | null, to: string | null): SQL {
+function settledGoal(from: string | SQL | null, to: string | null): SQL {
   return sql`${tasks.mode} = 'goal' AND ${tasks.settledAt} IS NOT NULL AND ${tasks.status} IN ('done', 'needs_human', 'failed')${
     from === null ? sql`` : sql` AND ${tasks.settledAt} >= ${from}`
   }${to === null ? sql`` : sql` AND ${tasks.settledAt} < ${to}`}`;
+}
+
+export interface FoldState {
+  foldedFrom: string | null;
+  foldedThrough: string | null;
+}
+
+/** The day counters' range as the evidence query uses it (null: nothing usable folded). */
+export function foldedRange(state: FoldState): FoldedRange | null {
+  return state.foldedThrough !== null && state.foldedFrom !== null ? { from: state.foldedFrom, through: state.foldedThrough } : null;
+}
+
+/** The day boundary the counters should reach now: the last whole day that ended FOLD_LAG_MS ago. */
+function foldTarget(now: Date): string {
+  return floorDay(new Date(now.getTime() - FOLD_LAG_MS).toISOString());
+}
+
+/**
+ * Whether `foldEvidence` would write anything now: a whole day not folded yet (at most once a day,
+ * and the first time after D5 is enabled), or the clock went back. The same tests it makes first.
+ */
+export function foldDue(now: Date, since: string, state: FoldState): boolean {
+  const target = foldTarget(now);
+  const previous = state.foldedThrough;
+  if (previous !== null && target < previous) return true;
+  return target > (previous ?? floorDay(since));
 }
 
 /**
@@ -41,7 +67,7 @@ export async function foldEvidence(
   db: Db,
   now: Date,
   since: string,
-  known?: { foldedFrom: string | null; foldedThrough: string | null },
+  known?: FoldState,
 ): Promise<{ folded: FoldedRange | null; advanced: boolean }> {
   const state = known ??
     (await db
@@ -50,8 +76,8 @@ export async function foldEvidence(
       .where(eq(topologyDriver.id, 1))
       .get()) ?? { foldedFrom: null, foldedThrough: null };
   const previous = state.foldedThrough;
-  const current = previous !== null && state.foldedFrom !== null ? { from: state.foldedFrom, through: previous } : null;
-  const target = floorDay(new Date(now.getTime() - FOLD_LAG_MS).toISOString());
+  const current = foldedRange(state);
+  const target = foldTarget(now);
   if (previous !== null && target < previous) {
     // The clock went back (only the test clock can): counters may now cover days that tasks are still
     // being settled in. Start over rather than count those tasks never.
@@ -105,19 +131,26 @@ export async function foldEvidence(
   };
 }
 
-/** The tick's one aggregate query for the window starting at `since` (exported so a test can read its plan). */
-export function evidenceSql(since: string, folded: FoldedRange | null): SQL {
+/**
+ * The tick's one aggregate query for the window starting at `since` (exported so a test can read its
+ * plan). With a `guard` (the tick's lease: read inside the batch that claims it), every part's lower
+ * bound is NULL unless the guard holds, so a tick that did not claim the driver reads an empty index
+ * range instead of the window. (A plain `AND guard` term would be tested once per index entry, not
+ * once per query: SQLite does not hoist a subquery term out of the scan.)
+ */
+export function evidenceSql(since: string, folded: FoldedRange | null, guard?: SQL): SQL {
   const plan = evidencePlan(since, folded);
+  const lower = (from: string): string | SQL => (guard ? sql`(SELECT CASE WHEN ${guard} THEN ${from} END)` : from);
   const parts: SQL[] = plan.raw.map(
     (r) => sql`SELECT ${tasks.assignedTo} AS agent, ${tasks.taskClass} AS task_class, COUNT(*) AS samples, SUM(${rejectCase}) AS rejects,
         SUM(${needsHumanCase}) AS needs_human, SUM(${oscillationCase}) AS oscillations
-      FROM ${tasks} INDEXED BY tasks_evidence_idx WHERE ${settledGoal(r.from, r.to)} GROUP BY 1, 2`,
+      FROM ${tasks} INDEXED BY tasks_evidence_idx WHERE ${settledGoal(lower(r.from), r.to)} GROUP BY 1, 2`,
   );
   if (plan.days) {
     parts.unshift(
       sql`SELECT ${topologyEvidenceDays.agent} AS agent, ${topologyEvidenceDays.taskClass} AS task_class, ${topologyEvidenceDays.samples} AS samples,
           ${topologyEvidenceDays.rejects} AS rejects, ${topologyEvidenceDays.needsHuman} AS needs_human, ${topologyEvidenceDays.oscillations} AS oscillations
-        FROM ${topologyEvidenceDays} WHERE ${topologyEvidenceDays.day} >= ${plan.days.from} AND ${topologyEvidenceDays.day} < ${plan.days.to}`,
+        FROM ${topologyEvidenceDays} WHERE ${topologyEvidenceDays.day} >= ${lower(plan.days.from)} AND ${topologyEvidenceDays.day} < ${plan.days.to}`,
     );
   }
   return sql`SELECT agent, task_class, SUM(samples) AS samples, SUM(rejects) AS rejects, SUM(needs_human) AS needs_human, SUM(oscillations) AS oscillations
@@ -126,7 +159,27 @@ export function evidenceSql(since: string, folded: FoldedRange | null): SQL {
 
 /** The evidence cells of the window; `folded` null counts everything from `tasks`. */
 export async function loadEvidenceCells(db: Db, since: string, folded: FoldedRange | null = null): Promise<Cell[]> {
-  const rows = await db.all<Cell>(evidenceSql(since, folded));
+  return evidenceCells(await evidenceQuery(db, since, folded));
+}
+
+/**
+ * The evidence query un-executed, for a caller's own `db.batch`; `evidenceCells` reads its rows. A
+ * select from the SQL rather than `db.all(sql)`: drizzle's D1 batch cannot bind a raw query's parameters.
+ */
+export function evidenceQuery(db: Db, since: string, folded: FoldedRange | null, guard?: SQL) {
+  return db
+    .select({
+      agent: sql<string>`agent`,
+      task_class: sql<string>`task_class`,
+      samples: sql<number>`samples`,
+      rejects: sql<number>`rejects`,
+      needs_human: sql<number>`needs_human`,
+      oscillations: sql<number>`oscillations`,
+    })
+    .from(sql`(${evidenceSql(since, folded, guard)})`);
+}
+
+export function evidenceCells(rows: readonly Cell[]): Cell[] {
   return rows
     .map((r) => ({
       agent: r.agent,
