@@ -1,19 +1,24 @@
-import { and, eq, isNull, lte, or, sql } from "drizzle-orm";
+import { and, eq, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import { getDb, type Db } from "../db/client";
-import { topologyDriver } from "../db/schema";
+import { settings, topologyDriver } from "../db/schema";
 import type { Env } from "../env";
 import { availability, liveDecidersQuery } from "../approvals/channels";
 import { approvalsConfig } from "../approvals/config";
 import { sectionRow, sectionValue } from "../lib/config";
 import { appendEvent } from "../lib/events";
+import { insertWhere } from "../lib/guarded-insert";
 import { randomHex } from "../lib/ids";
 import { topologyConfig, type TopologyConfig } from "./config";
 import { evidenceCells, evidenceQuery, foldDue, foldedRange, type FoldState } from "./evidence-sql";
-import { judgeObserved, observationQuery } from "./observe";
+import { judgeObserved, observationQuery, observedVerdict } from "./observe";
+import type { ProposalDecision } from "./proposal";
 import {
+  awaitingDecision,
+  decideProposal,
   heldEdgeQueries,
   heldEdges,
   heldMap,
+  noCandidate,
   orgQuery,
   pendingProposalsQuery,
   proposalWindow,
@@ -21,42 +26,59 @@ import {
   proposeOnce,
   recentProposal,
   recentProposalQuery,
+  recordProposal,
   resolvePendingProposals,
   type ProposeResult,
 } from "./proposals";
 
-/** How long one tick may hold the driver before another may take over (clock time). */
+/** How long one tick may hold the driver for writing before another may take over (clock time). */
 const DRIVER_LEASE_MS = 5 * 60_000;
 
+/** What a tick takes as given when it builds its batch: the stored section (its text) and the fold watermark. */
+interface Assumed {
+  configText: string;
+  cfg: TopologyConfig;
+  folded: FoldState;
+}
+
 /**
- * The D5 driver tick. Off (the default): one read (the switch, with the driver row beside it) and
- * nothing written. On: one tick at a time (a lease row; a concurrent tick reports `busy`), from cron
- * only when `tick_secs` have passed since the last one, from the admin endpoint at once. In order:
- * resolve answered proposals, judge overrides under observation, then — only if the ApprovalBroker
- * could reach a human — at most one new proposal. Without a reachable broker D5 refuses to propose
+ * What the last tick in this isolate saw. The next tick builds its batch on it instead of reading the
+ * switch first; the batch checks it (the claim holds only while the section's text and the watermark
+ * are still these), so a stale value costs one more round trip, never a wrong answer.
+ */
+let lastSeen: Assumed | null = null;
+
+/**
+ * The D5 driver tick. Off (the default): nothing written (one read of the switch, with the driver row
+ * beside it). On: from cron only when `tick_secs` have passed since the last tick, from the admin
+ * endpoint at once; one tick writes at a time (a concurrent tick reports `busy`). In order: resolve
+ * answered proposals, judge overrides under observation, then — only if the ApprovalBroker could
+ * reach a human — at most one new proposal. Without a reachable broker D5 refuses to propose
  * (`topology.refused`, reason `approval_broker_unavailable`); observation and rollback keep running,
  * because they only ever undo a route a human approved.
  *
- * Round trips (bench/topology-tick): the switch; one batch that claims the driver and reads, under
- * the claim, everything the tick decides on (see `claimAndRead`); the lease's release. Writes follow
- * only when something is due: an answered proposal, an observation verdict, a day to fold, a proposal.
+ * Cost (bench/topology-tick): one batch (`claimAndRead`) claims the tick and reads everything it
+ * decides on, the evidence query included. A tick with nothing to write — no answered proposal, no
+ * observation verdict, no day to fold, no proposal (most ticks) — ends there: one round trip, plus the
+ * switch's read in an isolate that has not ticked yet. Only a tick with something to write takes the
+ * driver's write lease (`takeForWriting`), writes, and releases it.
  */
 export async function topologyTick(env: Env, now: Date, cron?: string): Promise<Record<string, unknown>> {
   const db = getDb(env.DB);
   const at = now.toISOString();
-  const [configRows, driverRows] = await db.batch([
-    sectionRow(db, topologyConfig),
-    db.select().from(topologyDriver).where(eq(topologyDriver.id, 1)).limit(1),
-  ]);
-  const cfg = sectionValue(topologyConfig, configRows[0]);
-  if (!cfg.enabled) return { enabled: false };
-  // From cron (`cron` set) only when due; run by hand (no cron) at once. Known busy or not due: stop
-  // here (the claim below tests both again, atomically, for whatever changed since this read).
-  const dueAfterSecs = cron !== undefined ? cfg.tick_secs : null;
-  const seen = driverRows[0];
-  if (seen?.leaseUntil && seen.leaseUntil > at) return { enabled: true, ran: false, reason: "busy" };
-  if (dueAfterSecs !== null && seen?.lastTickAt && seen.lastTickAt > dueCutoff(now, dueAfterSecs)) {
-    return { enabled: true, ran: false, reason: "not_due" };
+  let assumed: Assumed;
+  if (lastSeen !== null) assumed = lastSeen;
+  else {
+    const [configRows, driverRows] = await db.batch([configTextQuery(db), driverQuery(db)]);
+    const seen = (lastSeen = seenFrom(configRows[0], driverRows[0]));
+    if (seen === null) return { enabled: false };
+    assumed = seen;
+    // Known busy or not due: stop here (the claim tests both again, atomically).
+    const driver = driverRows[0];
+    if (driver?.leaseUntil && driver.leaseUntil > at) return { enabled: true, ran: false, reason: "busy" };
+    if (cron !== undefined && driver?.lastTickAt && driver.lastTickAt > dueCutoff(now, assumed.cfg.tick_secs)) {
+      return { enabled: true, ran: false, reason: "not_due" };
+    }
   }
 
   // Wall time per phase, so a slow tick says where (Workers' clock moves on I/O, which is what these wait on).
@@ -69,11 +91,42 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
       ms[phase] = Math.round(performance.now() - started);
     }
   };
-  const known: FoldState = { foldedFrom: seen?.foldedFrom ?? null, foldedThrough: seen?.foldedThrough ?? null };
-  const read = await timed("read", claimAndRead(db, cfg, now, dueAfterSecs, known));
-  if (!read.claimed) return { enabled: true, ran: false, reason: read.reason };
+  let read: Claimed;
+  for (let attempt = 1; ; attempt++) {
+    const r: Awaited<ReturnType<typeof claimAndRead>> = await timed("read", claimAndRead(db, now, cron !== undefined, assumed));
+    lastSeen = r.seen;
+    if (r.seen === null) return { enabled: false };
+    if (r.claimed) {
+      read = r;
+      break;
+    }
+    // The section or the watermark changed since they were read: once more on what this batch saw.
+    // (Changing again and again under a tick is not a thing people do; a third miss is reported busy.)
+    if (r.reason !== "stale") return { enabled: true, ran: false, reason: r.reason };
+    if (attempt === 3) return { enabled: true, ran: false, reason: "busy" };
+    assumed = r.seen;
+  }
+  const cfg = read.cfg;
+
+  const broker = availability(env, read.deciders, read.approvalsConfig);
+  const quiet =
+    broker.available &&
+    read.evidence !== null &&
+    read.pending.every((p) => awaitingDecision(p, now)) &&
+    read.observed.every((o) => observedVerdict(cfg, now, o).verdict === "keep");
+  let decision: ProposalDecision | null = null;
+  if (quiet) {
+    // Nothing to resolve, judge or fold: these write nothing, and neither does a tick proposing nothing.
+    const resolved = await resolvePendingProposals(db, cfg, now, read.pending);
+    const observed = await judgeObserved(db, cfg, now, read.observed);
+    const done = (proposal: ProposeResult) => ({ enabled: true, ran: true, resolved, observed, proposal, ms });
+    if (read.recent) return done({ proposal_id: null, reason: "proposed_this_period", last_proposal_at: read.recent.createdAt });
+    decision = decideProposal(cfg, { cells: read.evidence!, org: read.org, held: read.held });
+    if (!decision.proposal) return done(noCandidate(decision));
+  }
+
+  if (!(await timed("lease", takeForWriting(db, read.token, now)))) return { enabled: true, ran: false, reason: "busy" };
   try {
-    const broker = availability(env, read.deciders, read.approvalsConfig);
     // An override approved while resolving has nothing to observe yet, so judging the overrides read
     // before the resolution judges the same ones.
     const resolved = await timed("resolve", resolvePendingProposals(db, cfg, now, read.pending));
@@ -92,57 +145,96 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
     }
     // A resolution or verdict just written can free or hold an edge: then the held edges are read again.
     const changed = resolved.some((r) => r.outcome !== "pending") || observed.some((o) => o.verdict !== "keep");
-    const proposal = await timed("propose", propose(env, db, cfg, now, read, changed));
+    const proposal = await timed("propose", propose(env, db, now, read, decision, changed));
     return { enabled: true, ran: true, resolved, observed, proposal, ms };
   } finally {
-    await db.update(topologyDriver).set({ leaseUntil: null, leaseToken: null }).where(eq(topologyDriver.leaseToken, read.token));
+    await db.update(topologyDriver).set({ leaseUntil: null }).where(eq(topologyDriver.leaseToken, read.token));
   }
 }
 
 const dueCutoff = (now: Date, dueAfterSecs: number) => new Date(now.getTime() - dueAfterSecs * 1000).toISOString();
 
-type TickRead = Awaited<ReturnType<typeof claimAndRead>>;
-type Claimed = Extract<TickRead, { claimed: true }>;
-
-/**
- * The proposal step from the batch's reads. They stand unless the counters' watermark moved between
- * the first read and the claim, or a day is due to be folded: then `proposeOnce` folds and reads again
- * (about once a day, and on the first tick after D5 is enabled).
- */
-async function propose(env: Env, db: Db, cfg: TopologyConfig, now: Date, read: Claimed, changed: boolean): Promise<ProposeResult> {
-  if (read.evidence === null) return proposeOnce(env, db, cfg, now, read.folded);
-  if (read.recent) return { proposal_id: null, reason: "proposed_this_period", last_proposal_at: read.recent.createdAt };
-  const held = changed ? await heldEdges(db, read.window.cooldownStart) : read.held;
-  return proposeFrom(env, db, cfg, now, read.window, { cells: read.evidence, org: read.org, held });
+/** The section's stored JSON as text (zero or one row): what the claim compares the assumption with. */
+function configTextQuery(db: Db) {
+  return db
+    .select({ text: sql<string>`${settings.value}` })
+    .from(settings)
+    .where(eq(settings.section, topologyConfig.name))
+    .limit(1);
 }
 
+function driverQuery(db: Db) {
+  return db.select().from(topologyDriver).where(eq(topologyDriver.id, 1)).limit(1);
+}
+
+/** What a read of the section and the driver row means for the next batch; null when D5 is off. */
+function seenFrom(
+  configRow: { text: string } | undefined,
+  driverRow: { foldedFrom: string | null; foldedThrough: string | null } | undefined,
+): Assumed | null {
+  if (configRow === undefined) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(configRow.text);
+  } catch {
+    value = undefined; // unreadable: the defaults, as readSection does with a row that does not parse
+  }
+  const cfg = sectionValue(topologyConfig, value === undefined ? undefined : { value });
+  if (!cfg.enabled) return null;
+  return {
+    configText: configRow.text,
+    cfg,
+    folded: { foldedFrom: driverRow?.foldedFrom ?? null, foldedThrough: driverRow?.foldedThrough ?? null },
+  };
+}
+
+type Claimed = Extract<Awaited<ReturnType<typeof claimAndRead>>, { claimed: true }>;
+
 /**
- * One batch (one round trip, atomic): claim the driver with one conditional update (free, or its
- * holder's lease lapsed, and for cron, due; two ticks at once: exactly one claims it), then, only if
- * this tick holds the claim, everything the tick decides on: the approvals section and the live
- * deciders (broker availability), pending proposals with their approvals, the overrides under
- * observation, this period's proposal, the org, the held edges and — unless a day is due to be folded
- * or this period already has a proposal — the evidence query. A tick that did not claim the driver
- * reads next to nothing: every read but the two one-row ones is conditional on the claim (`mine`).
+ * One batch (one round trip, atomic). It claims the tick with one conditional update — the driver not
+ * held for writing (or its holder's lease lapsed), for cron due, and the section and watermark still
+ * as assumed — which records this tick's token and time. Then, only if this tick holds the claim
+ * (`mine`), it reads everything the tick decides on: the approvals section and the live deciders
+ * (broker availability), pending proposals with their approvals, the overrides under observation,
+ * this period's proposal, the org, the held edges and — unless a day is due to be folded or this
+ * period already has a proposal — the evidence query. A batch that claims nothing reads next to
+ * nothing: the evidence's index range is empty and the small reads are filtered on `mine`.
  */
-async function claimAndRead(db: Db, cfg: TopologyConfig, now: Date, dueAfterSecs: number | null, known: FoldState) {
+async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assumed) {
   const at = now.toISOString();
+  const { cfg, configText, folded } = assumed;
   const token = randomHex(8);
   const window = proposalWindow(cfg, now);
+  const sectionUnchanged = sql`EXISTS (SELECT 1 FROM ${settings} WHERE ${settings.section} = ${topologyConfig.name} AND ${settings.value} = ${configText})`;
   const free = or(isNull(topologyDriver.leaseUntil), lte(topologyDriver.leaseUntil, at));
-  const due = dueAfterSecs === null ? undefined : or(isNull(topologyDriver.lastTickAt), lte(topologyDriver.lastTickAt, dueCutoff(now, dueAfterSecs)));
+  const due = fromCron ? or(isNull(topologyDriver.lastTickAt), lte(topologyDriver.lastTickAt, dueCutoff(now, cfg.tick_secs))) : undefined;
+  const watermark: SQL = sql`${topologyDriver.foldedFrom} IS ${folded.foldedFrom} AND ${topologyDriver.foldedThrough} IS ${folded.foldedThrough}`;
   const mine = sql`EXISTS (SELECT 1 FROM ${topologyDriver} WHERE ${topologyDriver.id} = 1 AND ${topologyDriver.leaseToken} = ${token})`;
-  // Built on the watermark read before the claim; used only if the claim returns the same one.
-  const withEvidence = !foldDue(now, window.since, known);
+  const withEvidence = !foldDue(now, window.since, folded);
   const [heldProposals, heldOverrides] = heldEdgeQueries(db, window.cooldownStart, mine);
-  const [, claimed, driver, approvalsRows, deciders, pending, observed, recent, org, proposalsHeld, overridesHeld, evidence] = await db.batch([
-    db.insert(topologyDriver).values({ id: 1 }).onConflictDoNothing(),
+  const [
+    configRows,
+    ,
+    driverRows,
+    claimed,
+    approvalsRows,
+    deciders,
+    pending,
+    observed,
+    recent,
+    org,
+    proposalsHeld,
+    overridesHeld,
+    evidence,
+  ] = await db.batch([
+    configTextQuery(db),
+    insertWhere(db, topologyDriver, { id: 1 }, sectionUnchanged).onConflictDoNothing(),
+    driverQuery(db),
     db
       .update(topologyDriver)
-      .set({ leaseUntil: new Date(now.getTime() + DRIVER_LEASE_MS).toISOString(), leaseToken: token, lastTickAt: at })
-      .where(and(eq(topologyDriver.id, 1), free, due))
-      .returning({ foldedFrom: topologyDriver.foldedFrom, foldedThrough: topologyDriver.foldedThrough }),
-    db.select({ leaseUntil: topologyDriver.leaseUntil }).from(topologyDriver).where(eq(topologyDriver.id, 1)),
+      .set({ leaseToken: token, lastTickAt: at })
+      .where(and(eq(topologyDriver.id, 1), free, due, watermark, sectionUnchanged))
+      .returning({ id: topologyDriver.id }),
     sectionRow(db, approvalsConfig),
     liveDecidersQuery(db, now),
     pendingProposalsQuery(db, mine),
@@ -152,16 +244,29 @@ async function claimAndRead(db: Db, cfg: TopologyConfig, now: Date, dueAfterSecs
     heldProposals,
     heldOverrides,
     // Also skipped (an empty index range) when this period already has a proposal: the rule would not run.
-    evidenceQuery(db, window.since, foldedRange(known), withEvidence ? sql`(${mine} AND NOT ${recentProposal(window.periodStart)})` : sql`0`),
+    evidenceQuery(
+      db,
+      window.since,
+      foldedRange(folded),
+      withEvidence ? sql`(${mine} AND NOT ${recentProposal(window.periodStart)})` : sql`0`,
+    ),
   ]);
-  const folded = claimed[0];
-  if (!folded) {
-    return { claimed: false as const, reason: driver[0]?.leaseUntil && driver[0].leaseUntil > at ? ("busy" as const) : ("not_due" as const) };
+  const seen = seenFrom(configRows[0], driverRows[0]);
+  const driver = driverRows[0];
+  if (claimed.length === 0) {
+    const stale =
+      seen === null ||
+      seen.configText !== configText ||
+      seen.folded.foldedFrom !== folded.foldedFrom ||
+      seen.folded.foldedThrough !== folded.foldedThrough;
+    const reason = stale ? "stale" : driver?.leaseUntil && driver.leaseUntil > at ? "busy" : "not_due";
+    return { claimed: false as const, seen, reason };
   }
-  const sameWatermark = folded.foldedFrom === known.foldedFrom && folded.foldedThrough === known.foldedThrough;
   return {
     claimed: true as const,
+    seen,
     token,
+    cfg,
     window,
     folded,
     approvalsConfig: sectionValue(approvalsConfig, approvalsRows[0]),
@@ -171,12 +276,56 @@ async function claimAndRead(db: Db, cfg: TopologyConfig, now: Date, dueAfterSecs
     recent: recent[0] ?? null,
     org,
     held: heldMap([proposalsHeld, overridesHeld]),
-    evidence: withEvidence && sameWatermark ? evidenceCells(evidence) : null,
+    // Built on the assumed watermark, which the claim proved current.
+    evidence: withEvidence ? evidenceCells(evidence) : null,
   };
+}
+
+/**
+ * Takes the driver for writing: only the tick whose claim is the latest (no other tick has claimed
+ * since, so what it read is what it acts on) and only while no other tick holds it. Of two ticks that
+ * overlap, at most one writes; the other reports `busy`.
+ */
+async function takeForWriting(db: Db, token: string, now: Date): Promise<boolean> {
+  const at = now.toISOString();
+  const taken = await db
+    .update(topologyDriver)
+    .set({ leaseUntil: new Date(now.getTime() + DRIVER_LEASE_MS).toISOString() })
+    .where(
+      and(
+        eq(topologyDriver.id, 1),
+        eq(topologyDriver.leaseToken, token),
+        or(isNull(topologyDriver.leaseUntil), lte(topologyDriver.leaseUntil, at)),
+      ),
+    )
+    .returning({ id: topologyDriver.id });
+  return taken.length > 0;
+}
+
+/**
+ * The proposal step under the write lease, from the batch's reads. A day due to be folded: `proposeOnce`
+ * folds and reads again (about once a day, and on the first tick after D5 is enabled). Otherwise the
+ * batch's reads stand, except that when a resolution or verdict was just written (`changed`), which
+ * edges are held is read again and the rule runs again.
+ */
+async function propose(
+  env: Env,
+  db: Db,
+  now: Date,
+  read: Claimed,
+  decided: ProposalDecision | null,
+  changed: boolean,
+): Promise<ProposeResult> {
+  const { cfg, window } = read;
+  if (read.evidence === null) return proposeOnce(env, db, cfg, now, read.folded);
+  if (read.recent) return { proposal_id: null, reason: "proposed_this_period", last_proposal_at: read.recent.createdAt };
+  if (decided && !changed) return recordProposal(env, db, cfg, now, window, decided);
+  const held = changed ? await heldEdges(db, window.cooldownStart) : read.held;
+  return proposeFrom(env, db, cfg, now, window, { cells: read.evidence, org: read.org, held });
 }
 
 /** Whether the driver would run now from cron (for views). */
 export async function driverState(db: Db) {
   const row = await db.select().from(topologyDriver).where(eq(topologyDriver.id, 1)).get();
-  return { last_tick_at: row?.lastTickAt ?? null, running: Boolean(row?.leaseToken) };
+  return { last_tick_at: row?.lastTickAt ?? null, running: Boolean(row?.leaseUntil) };
 }

@@ -62,17 +62,24 @@ export function observationQuery(db: Db, only?: { toAgent: string; taskClass: st
 
 export type ObservedRow = Awaited<ReturnType<typeof observationQuery>>[number];
 
+/** The verdict on one row `observationQuery` read (pure). */
+export function observedVerdict(cfg: TopologyConfig, now: Date, row: ObservedRow): ObservationVerdict {
+  const seen = { samples: Number(row.samples), rejects: Number(row.rejects) };
+  const o = row.override;
+  return judgeObservation(
+    { baselineRejectRate: o.baselineRejectRate, observeUntil: o.observeUntil, extensions: o.extensions },
+    seen,
+    cfg,
+    now,
+  );
+}
+
 /** Judges the rows `observationQuery` read; writes only for a verdict other than `keep`. */
 export async function judgeObserved(db: Db, cfg: TopologyConfig, now: Date, rows: readonly ObservedRow[]): Promise<ObservationResult[]> {
   const results: ObservationResult[] = [];
   for (const row of rows) {
     const seen = { samples: Number(row.samples), rejects: Number(row.rejects) };
-    const verdict = judgeObservation(
-      { baselineRejectRate: row.override.baselineRejectRate, observeUntil: row.override.observeUntil, extensions: row.override.extensions },
-      seen,
-      cfg,
-      now,
-    );
+    const verdict = observedVerdict(cfg, now, row);
     if (verdict.verdict !== "keep") await applyVerdict(db, row.override, verdict, seen, now);
     results.push({
       override_id: row.override.id,

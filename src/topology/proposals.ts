@@ -10,7 +10,7 @@ import { newId } from "../lib/ids";
 import type { TopologyConfig } from "./config";
 import { foldEvidence, loadEvidenceCells, loadSampleTaskIds } from "./evidence-sql";
 import type { Cell } from "./evidence";
-import { proposalEvidence, proposeReroute, type SkipReason } from "./proposal";
+import { proposalEvidence, proposeReroute, type ProposalDecision, type SkipReason } from "./proposal";
 
 export const REROUTE_ACTION_KIND = "topology_reroute";
 
@@ -55,10 +55,7 @@ export function heldEdgeQueries(db: Db, cooldownStart: string, guard?: SQL) {
   ] as const;
 }
 
-export type HeldRows = [
-  Awaited<ReturnType<typeof heldEdgeQueries>[0]>,
-  Awaited<ReturnType<typeof heldEdgeQueries>[1]>,
-];
+export type HeldRows = [Awaited<ReturnType<typeof heldEdgeQueries>[0]>, Awaited<ReturnType<typeof heldEdgeQueries>[1]>];
 
 /** Which edges are held back, and why (an override first, then a pending proposal, then cooldown). */
 export function heldMap([proposals, overrides]: HeldRows): Map<string, SkipReason> {
@@ -168,20 +165,46 @@ export async function proposeOnce(
 }
 
 /** The rule over inputs already read, then (when it proposes) the guarded insert. */
-export async function proposeFrom(
+export function proposeFrom(
   env: Env,
   db: Db,
   cfg: TopologyConfig,
   now: Date,
   w: ProposalWindow,
-  { cells, org, held }: ProposalInputs,
+  inputs: ProposalInputs,
+  ms?: Record<string, number>,
+): Promise<ProposeResult> {
+  return recordProposal(env, db, cfg, now, w, decideProposal(cfg, inputs), ms);
+}
+
+/** The pure rule (`proposeReroute`) over what the proposal step read. */
+export function decideProposal(cfg: TopologyConfig, { cells, org, held }: ProposalInputs): ProposalDecision {
+  const parentOf = new Map(org.map((e) => [e.id, e.reportsTo]));
+  return proposeReroute(cells, parentOf, cfg, (c, a) => held.get(edgeKey(c, a)) ?? null);
+}
+
+/** The "nothing proposed" answer for a decision without a proposal. */
+export function noCandidate(decision: ProposalDecision, ms?: Record<string, number>): ProposeResult {
+  return { proposal_id: null, reason: "no_candidate", skipped: decision.skipped, ...(ms ? { ms } : {}) };
+}
+
+/**
+ * Records the decision's proposal, if it has one: its approval request, events and row in one batch,
+ * every statement guarded by the hold rule and the one-per-tick rule, so concurrent proposers add at
+ * most one.
+ */
+export async function recordProposal(
+  env: Env,
+  db: Db,
+  cfg: TopologyConfig,
+  now: Date,
+  w: ProposalWindow,
+  decision: ProposalDecision,
   ms?: Record<string, number>,
 ): Promise<ProposeResult> {
   const { periodStart, since, cooldownStart } = w;
-  const parentOf = new Map(org.map((e) => [e.id, e.reportsTo]));
-  const decision = proposeReroute(cells, parentOf, cfg, (c, a) => held.get(edgeKey(c, a)) ?? null);
   const p = decision.proposal;
-  if (!p) return { proposal_id: null, reason: "no_candidate", skipped: decision.skipped, ...(ms ? { ms } : {}) };
+  if (!p) return noCandidate(decision, ms);
 
   const evidence = proposalEvidence(p, await loadSampleTaskIds(db, since, p.from_agent, p.task_class), cfg.lookback_days);
   const proposalId = newId("tprop");
@@ -258,6 +281,11 @@ export function pendingProposalsQuery(db: Db, guard?: SQL) {
 
 export type PendingRow = Awaited<ReturnType<typeof pendingProposalsQuery>>[number];
 
+/** Still waiting for a human: what `pollApproval` would answer without writing (pending, TTL not reached). */
+export function awaitingDecision(row: Pick<PendingRow, "approvalStatus" | "approvalExpiresAt">, now: Date): boolean {
+  return row.approvalStatus === "pending" && row.approvalExpiresAt !== null && row.approvalExpiresAt > now.toISOString();
+}
+
 /**
  * Step 3 → 4: polls each pending proposal's approval and acts on the human's answer. Given the rows
  * `pendingProposalsQuery` read (the tick's batch), a proposal whose approval is still pending and
@@ -265,11 +293,10 @@ export type PendingRow = Awaited<ReturnType<typeof pendingProposalsQuery>>[numbe
  */
 export async function resolvePendingProposals(db: Db, cfg: TopologyConfig, now: Date, read?: readonly PendingRow[]): Promise<Resolution[]> {
   const pending = read ?? (await pendingProposalsQuery(db));
-  const at = now.toISOString();
   const out: Resolution[] = [];
-  for (const { proposal: p, approvalStatus, approvalExpiresAt } of pending) {
-    // What pollApproval would answer without writing: still pending, TTL not reached.
-    if (approvalStatus === "pending" && approvalExpiresAt !== null && approvalExpiresAt > at) {
+  for (const row of pending) {
+    const p = row.proposal;
+    if (awaitingDecision(row, now)) {
       out.push({ proposal_id: p.id, outcome: "pending" });
       continue;
     }
