@@ -9,7 +9,7 @@ import { appendEvent } from "../lib/events";
 import { insertWhere } from "../lib/guarded-insert";
 import { randomHex } from "../lib/ids";
 import { topologyConfig, type TopologyConfig } from "./config";
-import { evidenceCells, evidenceQuery, foldDue, foldedRange, type FoldState } from "./evidence-sql";
+import { evidenceCells, evidenceQuery, foldedRange, foldNeeded, foldStatements, foldTarget, type FoldState } from "./evidence-sql";
 import { judgeObserved, observationQuery, observedVerdict } from "./observe";
 import type { ProposalDecision } from "./proposal";
 import {
@@ -194,11 +194,14 @@ type Claimed = Extract<Awaited<ReturnType<typeof claimAndRead>>, { claimed: true
  * One batch (one round trip, atomic). It claims the tick with one conditional update — the driver not
  * held for writing (or its holder's lease lapsed), for cron due, and the section and watermark still
  * as assumed — which records this tick's token and time. Then, only if this tick holds the claim
- * (`mine`), it reads everything the tick decides on: the approvals section and the live deciders
- * (broker availability), pending proposals with their approvals, the overrides under observation,
- * this period's proposal, the org, the held edges and — unless a day is due to be folded or this
- * period already has a proposal — the evidence query. A batch that claims nothing reads next to
- * nothing: the evidence's index range is empty and the small reads are filtered on `mine`.
+ * (`mine`): moves the counters' watermark when a step is due (`foldNeeded`: at most once per
+ * FOLD_STEP_MS; a full fold is left to the write path), and reads everything the tick decides on: the
+ * approvals section and the live deciders (broker availability), pending proposals with their
+ * approvals, the overrides under observation, this period's proposal, the org, the held edges and —
+ * unless a full fold is due or this period already has a proposal — the evidence query, over the
+ * counters as the step left them. A batch that claims nothing reads next to nothing and writes only
+ * the driver row's first insert: the fold and the evidence read empty ranges, the small reads are
+ * filtered on `mine`.
  */
 async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assumed) {
   const at = now.toISOString();
@@ -210,23 +213,10 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
   const due = fromCron ? or(isNull(topologyDriver.lastTickAt), lte(topologyDriver.lastTickAt, dueCutoff(now, cfg.tick_secs))) : undefined;
   const watermark: SQL = sql`${topologyDriver.foldedFrom} IS ${folded.foldedFrom} AND ${topologyDriver.foldedThrough} IS ${folded.foldedThrough}`;
   const mine = sql`EXISTS (SELECT 1 FROM ${topologyDriver} WHERE ${topologyDriver.id} = 1 AND ${topologyDriver.leaseToken} = ${token})`;
-  const withEvidence = !foldDue(now, window.since, folded);
+  const need = foldNeeded(now, window.since, folded);
+  const step = need === "step" ? foldStatements(db, folded, window.since, foldTarget(now), mine) : null;
   const [heldProposals, heldOverrides] = heldEdgeQueries(db, window.cooldownStart, mine);
-  const [
-    configRows,
-    ,
-    driverRows,
-    claimed,
-    approvalsRows,
-    deciders,
-    pending,
-    observed,
-    recent,
-    org,
-    proposalsHeld,
-    overridesHeld,
-    evidence,
-  ] = await db.batch([
+  const reads = [
     configTextQuery(db),
     insertWhere(db, topologyDriver, { id: 1 }, sectionUnchanged).onConflictDoNothing(),
     driverQuery(db),
@@ -243,14 +233,19 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
     orgQuery(db, mine),
     heldProposals,
     heldOverrides,
+  ] as const;
+  const evidence = evidenceQuery(
+    db,
+    window.since,
+    step ? step.folded : foldedRange(folded),
     // Also skipped (an empty index range) when this period already has a proposal: the rule would not run.
-    evidenceQuery(
-      db,
-      window.since,
-      foldedRange(folded),
-      withEvidence ? sql`(${mine} AND NOT ${recentProposal(window.periodStart)})` : sql`0`,
-    ),
-  ]);
+    need === "full" ? sql`0` : sql`(${mine} AND NOT ${recentProposal(window.periodStart)})`,
+  );
+  // The fold's statements (when stepping) run after the claim and before the evidence that reads them.
+  const results = await db.batch([...reads, ...(step ? step.statements : []), evidence] as unknown as typeof reads);
+  const [configRows, , driverRows, claimed, approvalsRows, deciders, pending, observed, recent, org, proposalsHeld, overridesHeld] =
+    results;
+  const evidenceRows = (results as readonly unknown[]).at(-1) as Awaited<typeof evidence>;
   const seen = seenFrom(configRows[0], driverRows[0]);
   const driver = driverRows[0];
   if (claimed.length === 0) {
@@ -262,13 +257,15 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
     const reason = stale ? "stale" : driver?.leaseUntil && driver.leaseUntil > at ? "busy" : "not_due";
     return { claimed: false as const, seen, reason };
   }
+  // The claim proved the watermark was as assumed, so the step's statements ran (same conditions).
+  const after: Assumed = step ? { ...assumed, folded: { foldedFrom: step.folded.from, foldedThrough: step.folded.through } } : assumed;
   return {
     claimed: true as const,
-    seen,
+    seen: seen && step ? { ...seen, folded: after.folded } : seen,
     token,
     cfg,
     window,
-    folded,
+    folded: after.folded,
     approvalsConfig: sectionValue(approvalsConfig, approvalsRows[0]),
     deciders: deciders[0]?.n ?? 0,
     pending,
@@ -276,8 +273,8 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
     recent: recent[0] ?? null,
     org,
     held: heldMap([proposalsHeld, overridesHeld]),
-    // Built on the assumed watermark, which the claim proved current.
-    evidence: withEvidence ? evidenceCells(evidence) : null,
+    // Built on the watermark the claim proved current (and the step moved); null: a full fold is due.
+    evidence: need === "full" ? null : evidenceCells(evidenceRows),
   };
 }
 
