@@ -9,7 +9,16 @@ import { appendEvent } from "../lib/events";
 import { insertWhere } from "../lib/guarded-insert";
 import { randomHex } from "../lib/ids";
 import { topologyConfig, type TopologyConfig } from "./config";
-import { evidenceCells, evidenceQuery, foldedRange, foldNeeded, foldStatements, foldTarget, type FoldState } from "./evidence-sql";
+import {
+  evidenceCells,
+  evidenceQuery,
+  foldedRange,
+  foldEvidence,
+  foldNeeded,
+  foldStatements,
+  foldTarget,
+  type FoldState,
+} from "./evidence-sql";
 import { judgeObserved, observationQuery, observedVerdict } from "./observe";
 import type { ProposalDecision } from "./proposal";
 import {
@@ -92,7 +101,9 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
     }
   };
   let read: Claimed;
-  for (let attempt = 1; ; attempt++) {
+  let batches = 0; // claim-and-read batches this tick ran: 1, or 2 when what it assumed had changed
+  for (;;) {
+    batches++;
     const r: Awaited<ReturnType<typeof claimAndRead>> = await timed("read", claimAndRead(db, now, cron !== undefined, assumed));
     lastSeen = r.seen;
     if (r.seen === null) return { enabled: false };
@@ -103,7 +114,7 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
     // The section or the watermark changed since they were read: once more on what this batch saw.
     // (Changing again and again under a tick is not a thing people do; a third miss is reported busy.)
     if (r.reason !== "stale") return { enabled: true, ran: false, reason: r.reason };
-    if (attempt === 3) return { enabled: true, ran: false, reason: "busy" };
+    if (batches === 3) return { enabled: true, ran: false, reason: "busy" };
     assumed = r.seen;
   }
   const cfg = read.cfg;
@@ -119,7 +130,7 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
     // Nothing to resolve, judge or fold: these write nothing, and neither does a tick proposing nothing.
     const resolved = await resolvePendingProposals(db, cfg, now, read.pending);
     const observed = await judgeObserved(db, cfg, now, read.observed);
-    const done = (proposal: ProposeResult) => ({ enabled: true, ran: true, resolved, observed, proposal, ms });
+    const done = (proposal: ProposeResult) => ({ enabled: true, ran: true, resolved, observed, proposal, ms, batches });
     if (read.recent) return done({ proposal_id: null, reason: "proposed_this_period", last_proposal_at: read.recent.createdAt });
     decision = decideProposal(cfg, { cells: read.evidence!, org: read.org, held: read.held });
     if (!decision.proposal) return done(noCandidate(decision));
@@ -141,12 +152,18 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
         },
         now,
       );
-      return { enabled: true, ran: true, resolved, observed, proposal: null, refused: "approval_broker_unavailable", ms };
+      return { enabled: true, ran: true, resolved, observed, proposal: null, refused: "approval_broker_unavailable", ms, batches };
     }
     // A resolution or verdict just written can free or hold an edge: then the held edges are read again.
     const changed = resolved.some((r) => r.outcome !== "pending") || observed.some((o) => o.verdict !== "keep");
+    if (read.evidence === null) {
+      // A full fold is due (see `foldNeeded`): timed on its own; the next tick here builds on its watermark.
+      const { folded } = await timed("fold", foldEvidence(db, now, read.window.since, read.folded));
+      read.folded = { foldedFrom: folded?.from ?? null, foldedThrough: folded?.through ?? null };
+      if (lastSeen) lastSeen = { ...lastSeen, folded: read.folded };
+    }
     const proposal = await timed("propose", propose(env, db, now, read, decision, changed));
-    return { enabled: true, ran: true, resolved, observed, proposal, ms };
+    return { enabled: true, ran: true, resolved, observed, proposal, ms, batches };
   } finally {
     await db.update(topologyDriver).set({ leaseUntil: null }).where(eq(topologyDriver.leaseToken, read.token));
   }
@@ -300,10 +317,10 @@ async function takeForWriting(db: Db, token: string, now: Date): Promise<boolean
 }
 
 /**
- * The proposal step under the write lease, from the batch's reads. A day due to be folded: `proposeOnce`
- * folds and reads again (about once a day, and on the first tick after D5 is enabled). Otherwise the
- * batch's reads stand, except that when a resolution or verdict was just written (`changed`), which
- * edges are held is read again and the rule runs again.
+ * The proposal step under the write lease, from the batch's reads. After a full fold (the batch could
+ * not read the evidence): `proposeOnce` reads it and the rest again (the first tick after D5 is
+ * enabled, and after a reset). Otherwise the batch's reads stand, except that when a resolution or
+ * verdict was just written (`changed`), which edges are held is read again and the rule runs again.
  */
 async function propose(
   env: Env,

@@ -272,7 +272,13 @@ export interface Resolution {
 /** Pending proposals with their approval's state (null: the approval row is missing), oldest first. */
 export function pendingProposalsQuery(db: Db, guard?: SQL) {
   return db
-    .select({ proposal: topologyProposals, approvalStatus: approvals.status, approvalExpiresAt: approvals.expiresAt })
+    .select({
+      proposal: topologyProposals,
+      // Aliased: inside a db.batch drizzle maps D1's rows by column name, so a second `status` would
+      // collapse into the proposal's and shift every later column (the approval read as never pending).
+      approvalStatus: sql<string | null>`${approvals.status}`.as("approval_status"),
+      approvalExpiresAt: sql<string | null>`${approvals.expiresAt}`.as("approval_expires_at"),
+    })
     .from(topologyProposals)
     .leftJoin(approvals, eq(approvals.id, topologyProposals.approvalId))
     .where(and(eq(topologyProposals.status, "pending"), guard))
