@@ -134,6 +134,7 @@ export default {
       const warm = [];
       const bare = [];
       const reads = [];
+      const outside = [];
       let warmProblem = null;
       let quiet = null;
       let bareProblem = null;
@@ -148,7 +149,10 @@ export default {
         if (i === 0) continue; // warm-up of both
         warm.push(w.ms);
         bare.push(bareMs);
-        if (w.summary.ms?.read !== undefined) reads.push(w.summary.ms.read);
+        if (w.summary.ms?.read !== undefined) {
+          reads.push(w.summary.ms.read);
+          outside.push(w.ms - w.summary.ms.read);
+        }
       }
       checks.push({
         name: `${size} tasks: every tick covered every task and proposed nothing`,
@@ -170,6 +174,7 @@ export default {
           "cold tick ms (full fold of the window)": round(cold.ms, 1),
           "cold fold ms": cold.summary.ms?.fold ?? "?",
           "warm batch p50 ms (claim + reads + evidence)": reads.length > 0 ? median(reads) : "?",
+          "warm p50 ms outside the batch (HTTP, auth, clock, tick.ran)": outside.length > 0 ? round(median(outside), 1) : "?",
           "seed s": round(seedMs / 1000, 1),
         },
       });
