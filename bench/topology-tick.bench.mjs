@@ -135,6 +135,7 @@ export default {
       const bare = [];
       const reads = [];
       const outside = [];
+      const floor = [];
       let warmProblem = null;
       let quiet = null;
       let bareProblem = null;
@@ -145,10 +146,15 @@ export default {
         const started = performance.now();
         const b = await env.DB.prepare(BARE_SQL).all();
         const bareMs = performance.now() - started;
+        // The HTTP floor: an authenticated admin request that does no D1 work of its own (same middleware).
+        const floorStarted = performance.now();
+        await ok("/v1/admin/clock", undefined, "GET");
+        const floorMs = performance.now() - floorStarted;
         if (b.results.reduce((sum, r) => sum + r.n, 0) !== size) bareProblem ??= `bare GROUP BY counted a different total than ${size}`;
         if (i === 0) continue; // warm-up of both
         warm.push(w.ms);
         bare.push(bareMs);
+        floor.push(floorMs);
         if (w.summary.ms?.read !== undefined) {
           reads.push(w.summary.ms.read);
           outside.push(w.ms - w.summary.ms.read);
@@ -175,6 +181,7 @@ export default {
           "cold fold ms": cold.summary.ms?.fold ?? "?",
           "warm batch p50 ms (claim + reads + evidence)": reads.length > 0 ? median(reads) : "?",
           "warm p50 ms outside the batch (HTTP, auth, clock, tick.ran)": outside.length > 0 ? round(median(outside), 1) : "?",
+          "HTTP floor p50 ms (GET /v1/admin/clock)": round(median(floor), 1),
           "seed s": round(seedMs / 1000, 1),
         },
       });
