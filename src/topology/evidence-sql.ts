@@ -66,14 +66,16 @@ export function foldTarget(now: Date): string {
  * What folding needs now. `none`: the watermark is where it should be. `step`: it moves forward from
  * where it is (at most once per FOLD_STEP_MS; the tick does this inside its one batch). `full`: nothing
  * usable is folded — the first fold after D5 is enabled, the clock went back (only the test clock
- * can), or the counters end before the window begins — so the counters start over at the window's
- * first day: one pass over the window's tasks (`foldEvidence`).
+ * can), the counters end before the window begins, or they begin after its first day (lookback_days
+ * was raised: otherwise every tick would count the days before them from `tasks`) — so the counters
+ * start over at the window's first day: one pass over the window's tasks (`foldEvidence`).
  */
 export function foldNeeded(now: Date, since: string, state: FoldState): "none" | "step" | "full" {
   const target = foldTarget(now);
   const previous = state.foldedThrough;
-  if (previous === null) return target > floorDay(since) ? "full" : "none";
-  if (target < previous || previous < floorDay(since)) return "full";
+  const firstDay = floorDay(since);
+  if (previous === null) return target > firstDay ? "full" : "none";
+  if (target < previous || previous < firstDay || (state.foldedFrom !== null && state.foldedFrom > firstDay)) return "full";
   return target > previous ? "step" : "none";
 }
 

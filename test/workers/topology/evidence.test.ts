@@ -172,6 +172,8 @@ describe("the fold watermark", () => {
     // The clock went back, or the counters end before the window's first day.
     expect(foldNeeded(now, since, state("2026-11-15T12:00:00.000Z"))).toBe("full");
     expect(foldNeeded(now, since, state("2026-10-31T23:50:00.000Z"))).toBe("full");
+    // The counters begin after the window's first day (lookback_days was raised).
+    expect(foldNeeded(now, since, { foldedFrom: "2026-11-02T00:00:00.000Z", foldedThrough: "2026-11-15T11:50:00.000Z" })).toBe("full");
     // Nothing folded and nothing to fold yet (the window is younger than the lag).
     expect(foldNeeded(new Date("2026-11-01T00:05:00.000Z"), "2026-11-01T00:00:00.000Z", state(null))).toBe("none");
   });

@@ -148,4 +148,29 @@ describe("the topology tick's batch", () => {
     expect(refolded.proposal).toMatchObject({ task_class: "reset", from_agent: "t5-a", to_agent: "t5-b" });
     expect((await driver()).foldedThrough).not.toBeNull();
   });
+
+  it("starts its counters over at the window's new first day when lookback_days is raised, then builds on them", async () => {
+    await manager("longer");
+    await setConfig("topology_evolution", { enabled: true, tick_secs: 60, lookback_days: 14 });
+    await settledTasks("t5-a", "longer", [FAILED, DONE]);
+    await advanceClock(61_000);
+    await tick("topology");
+    const before = await driver();
+
+    await setConfig("topology_evolution", { enabled: true, tick_secs: 60, lookback_days: 30 });
+    await advanceClock(61_000);
+    const refolded = await tick("topology");
+    expect(refolded.ms).toHaveProperty("fold");
+    const after = await driver();
+    expect(after.foldedFrom! < before.foldedFrom!).toBe(true);
+    const since = new Date((await clockNow()).getTime() - 30 * DAY).toISOString();
+    expect(after.foldedFrom).toBe(`${since.slice(0, 10)}T00:00:00.000Z`);
+    const fromCounters = await loadEvidenceCells(db(), since, { from: after.foldedFrom!, through: after.foldedThrough! });
+    expect(fromCounters).toEqual(await loadEvidenceCells(db(), since, null));
+
+    await advanceClock(61_000);
+    const next = await tick("topology");
+    expect(next).toMatchObject({ ran: true, batches: 1 });
+    expect(next.ms).not.toHaveProperty("fold");
+  });
 });
