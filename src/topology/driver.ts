@@ -68,7 +68,7 @@ let lastSeen: Assumed | null = null;
  *
  * Cost (bench/topology-tick): one batch (`claimAndRead`) claims the tick and reads everything it
  * decides on, the evidence query included. A tick with nothing to write — no answered proposal, no
- * observation verdict, no day to fold, no proposal (most ticks) — ends there: one round trip, plus the
+ * observation verdict, no full fold due, no proposal (most ticks) — ends there: one round trip, plus the
  * switch's read in an isolate that has not ticked yet. Only a tick with something to write takes the
  * driver's write lease (`takeForWriting`), writes, and releases it.
  */
