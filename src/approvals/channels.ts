@@ -24,8 +24,13 @@ export function configuredChannels(env: ChannelSecrets, config: ApprovalsConfig)
  * named person, and an approval must name the human who gave it.
  */
 export async function liveDeciders(db: Db, now: Date): Promise<number> {
+  return (await liveDecidersQuery(db, now))[0]?.n ?? 0;
+}
+
+/** `liveDeciders` as an un-executed query (one row, `n`), for a caller's own `db.batch`. */
+export function liveDecidersQuery(db: Db, now: Date) {
   const at = now.toISOString();
-  const row = await db
+  return db
     .select({ n: count() })
     .from(credentials)
     .where(
@@ -35,9 +40,7 @@ export async function liveDeciders(db: Db, now: Date): Promise<number> {
         isNull(credentials.revokedAt),
         or(isNull(credentials.expiresAt), gt(credentials.expiresAt, at)),
       ),
-    )
-    .get();
-  return row?.n ?? 0;
+    );
 }
 
 /** Whether a human could answer a request right now: somebody to decide, or a channel to reach one. */
@@ -54,6 +57,11 @@ export interface BrokerAvailability {
 /** What `request` would decide now: `available: false` means it would answer `no_channel`. */
 export async function brokerAvailability(env: ChannelSecrets, db: Db, now: Date): Promise<BrokerAvailability> {
   const [deciders, config] = await Promise.all([liveDeciders(db, now), readSection(db, approvalsConfig)]);
+  return availability(env, deciders, config);
+}
+
+/** `brokerAvailability` from what it reads (the live deciders and the approvals section), read elsewhere. */
+export function availability(env: ChannelSecrets, deciders: number, config: ApprovalsConfig): BrokerAvailability {
   const channels = configuredChannels(env, config);
   return { available: canReachDecider(deciders, channels), deciders, channels };
 }

@@ -34,7 +34,16 @@ export function presentSection<S extends ZodObject>(section: ConfigSection<S>, v
 
 /** The stored value re-parsed through the schema; a row that no longer parses falls back to defaults. */
 export async function readSection<S extends ZodObject>(db: Db, section: ConfigSection<S>): Promise<z.infer<S>> {
-  const row = await db.select().from(settings).where(eq(settings.section, section.name)).get();
+  return sectionValue(section, (await sectionRow(db, section))[0]);
+}
+
+/** The section's stored row (zero or one) as an un-executed query, so a caller can read it inside its own `db.batch`. */
+export function sectionRow<S extends ZodObject>(db: Db, section: ConfigSection<S>) {
+  return db.select({ value: settings.value }).from(settings).where(eq(settings.section, section.name)).limit(1);
+}
+
+/** What `readSection` makes of a stored row (or of none): the value parsed, else the defaults. */
+export function sectionValue<S extends ZodObject>(section: ConfigSection<S>, row: { value: unknown } | undefined): z.infer<S> {
   const parsed = section.schema.safeParse(row?.value ?? {});
   return (parsed.success ? parsed.data : section.schema.parse({})) as z.infer<S>;
 }

@@ -1,34 +1,95 @@
-import { and, eq, isNull, lte, or } from "drizzle-orm";
+import { and, eq, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import { getDb, type Db } from "../db/client";
-import { topologyDriver } from "../db/schema";
+import { settings, topologyDriver } from "../db/schema";
 import type { Env } from "../env";
-import { brokerAvailability } from "../approvals/channels";
-import { readSection } from "../lib/config";
+import { availability, liveDecidersQuery } from "../approvals/channels";
+import { approvalsConfig } from "../approvals/config";
+import { sectionRow, sectionValue } from "../lib/config";
 import { appendEvent } from "../lib/events";
+import { insertWhere } from "../lib/guarded-insert";
 import { randomHex } from "../lib/ids";
-import { topologyConfig } from "./config";
-import { observeOverrides } from "./observe";
-import { proposeOnce, resolvePendingProposals } from "./proposals";
+import { topologyConfig, type TopologyConfig } from "./config";
+import {
+  evidenceCells,
+  evidenceQuery,
+  foldedRange,
+  foldEvidence,
+  foldNeeded,
+  foldStatements,
+  foldTarget,
+  type FoldState,
+} from "./evidence-sql";
+import { judgeObserved, observationQuery, observedVerdict } from "./observe";
+import type { ProposalDecision } from "./proposal";
+import {
+  awaitingDecision,
+  decideProposal,
+  heldEdgeQueries,
+  heldEdges,
+  heldMap,
+  noCandidate,
+  orgQuery,
+  pendingProposalsQuery,
+  proposalWindow,
+  proposeFrom,
+  proposeOnce,
+  recentProposal,
+  recentProposalQuery,
+  recordProposal,
+  resolvePendingProposals,
+  type ProposeResult,
+} from "./proposals";
 
-/** How long one tick may hold the driver before another may take over (clock time). */
+/** How long one tick may hold the driver for writing before another may take over (clock time). */
 const DRIVER_LEASE_MS = 5 * 60_000;
 
+/** What a tick takes as given when it builds its batch: the stored section (its text) and the fold watermark. */
+interface Assumed {
+  configText: string;
+  cfg: TopologyConfig;
+  folded: FoldState;
+}
+
 /**
- * The D5 driver tick. Off (the default): returns at once, reading nothing but the switch and writing
- * nothing. On: one tick at a time (a lease row; a concurrent tick reports `busy`), from cron only
- * when `tick_secs` have passed since the last one, from the admin endpoint at once. In order:
- * resolve answered proposals, judge overrides under observation, then — only if the ApprovalBroker
- * could reach a human — at most one new proposal. Without a reachable broker D5 refuses to propose
+ * What the last tick in this isolate saw. The next tick builds its batch on it instead of reading the
+ * switch first; the batch checks it (the claim holds only while the section's text and the watermark
+ * are still these), so a stale value costs one more round trip, never a wrong answer.
+ */
+let lastSeen: Assumed | null = null;
+
+/**
+ * The D5 driver tick. Off (the default): nothing written (one read of the switch, with the driver row
+ * beside it). On: from cron only when `tick_secs` have passed since the last tick, from the admin
+ * endpoint at once; one tick writes at a time (a concurrent tick reports `busy`). In order: resolve
+ * answered proposals, judge overrides under observation, then — only if the ApprovalBroker could
+ * reach a human — at most one new proposal. Without a reachable broker D5 refuses to propose
  * (`topology.refused`, reason `approval_broker_unavailable`); observation and rollback keep running,
  * because they only ever undo a route a human approved.
+ *
+ * Cost (bench/topology-tick): one batch (`claimAndRead`) claims the tick and reads everything it
+ * decides on, the evidence query included. A tick with nothing to write — no answered proposal, no
+ * observation verdict, no full fold due, no proposal (most ticks) — ends there: one round trip, plus the
+ * switch's read in an isolate that has not ticked yet. Only a tick with something to write takes the
+ * driver's write lease (`takeForWriting`), writes, and releases it.
  */
 export async function topologyTick(env: Env, now: Date, cron?: string): Promise<Record<string, unknown>> {
   const db = getDb(env.DB);
-  const cfg = await readSection(db, topologyConfig);
-  if (!cfg.enabled) return { enabled: false };
-  // From cron (`cron` set) only when due; run by hand (no cron) at once.
-  const lease = await claimDriver(db, now, cron !== undefined ? cfg.tick_secs : null);
-  if (!lease.ok) return { enabled: true, ran: false, reason: lease.reason };
+  const at = now.toISOString();
+  let assumed: Assumed;
+  if (lastSeen !== null) assumed = lastSeen;
+  else {
+    const [configRows, driverRows] = await db.batch([configTextQuery(db), driverQuery(db)]);
+    const seen = (lastSeen = seenFrom(configRows[0], driverRows[0]));
+    if (seen === null) return { enabled: false };
+    assumed = seen;
+    // Known busy or not due: stop here (the claim tests both again, atomically).
+    const driver = driverRows[0];
+    if (driver?.leaseUntil && driver.leaseUntil > at) return { enabled: true, ran: false, reason: "busy" };
+    if (cron !== undefined && driver?.lastTickAt && driver.lastTickAt > dueCutoff(now, assumed.cfg.tick_secs)) {
+      return { enabled: true, ran: false, reason: "not_due" };
+    }
+  }
+
   // Wall time per phase, so a slow tick says where (Workers' clock moves on I/O, which is what these wait on).
   const ms: Record<string, number> = {};
   const timed = async <T>(phase: string, work: Promise<T>): Promise<T> => {
@@ -39,15 +100,48 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
       ms[phase] = Math.round(performance.now() - started);
     }
   };
+  let read: Claimed;
+  let batches = 0; // claim-and-read batches this tick ran: 1, or 2 when what it assumed had changed
+  for (;;) {
+    batches++;
+    const r: Awaited<ReturnType<typeof claimAndRead>> = await timed("read", claimAndRead(db, now, cron !== undefined, assumed));
+    lastSeen = r.seen;
+    if (r.seen === null) return { enabled: false };
+    if (r.claimed) {
+      read = r;
+      break;
+    }
+    // The section or the watermark changed since they were read: once more on what this batch saw.
+    // (Changing again and again under a tick is not a thing people do; a third miss is reported busy.)
+    if (r.reason !== "stale") return { enabled: true, ran: false, reason: r.reason };
+    if (batches === 3) return { enabled: true, ran: false, reason: "busy" };
+    assumed = r.seen;
+  }
+  const cfg = read.cfg;
+
+  const broker = availability(env, read.deciders, read.approvalsConfig);
+  const quiet =
+    broker.available &&
+    read.evidence !== null &&
+    read.pending.every((p) => awaitingDecision(p, now)) &&
+    read.observed.every((o) => observedVerdict(cfg, now, o).verdict === "keep");
+  let decision: ProposalDecision | null = null;
+  if (quiet) {
+    // Nothing to resolve, judge or fold: these write nothing, and neither does a tick proposing nothing.
+    const resolved = await resolvePendingProposals(db, cfg, now, read.pending);
+    const observed = await judgeObserved(db, cfg, now, read.observed);
+    const done = (proposal: ProposeResult) => ({ enabled: true, ran: true, resolved, observed, proposal, ms, batches });
+    if (read.recent) return done({ proposal_id: null, reason: "proposed_this_period", last_proposal_at: read.recent.createdAt });
+    decision = decideProposal(cfg, { cells: read.evidence!, org: read.org, held: read.held });
+    if (!decision.proposal) return done(noCandidate(decision));
+  }
+
+  if (!(await timed("lease", takeForWriting(db, read.token, now)))) return { enabled: true, ran: false, reason: "busy" };
   try {
-    // Whether a human is reachable does not depend on the rest; an override approved in this tick has
-    // nothing to observe yet, so observation may follow resolution without waiting for the broker check.
-    const [[resolved, observed], broker] = await Promise.all([
-      timed("resolve", resolvePendingProposals(db, cfg, now)).then(
-        async (r) => [r, await timed("observe", observeOverrides(db, cfg, now))] as const,
-      ),
-      timed("broker", brokerAvailability(env, db, now)),
-    ]);
+    // An override approved while resolving has nothing to observe yet, so judging the overrides read
+    // before the resolution judges the same ones.
+    const resolved = await timed("resolve", resolvePendingProposals(db, cfg, now, read.pending));
+    const observed = await timed("observe", judgeObserved(db, cfg, now, read.observed));
     if (!broker.available) {
       await appendEvent(
         db,
@@ -58,49 +152,194 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
         },
         now,
       );
-      return { enabled: true, ran: true, resolved, observed, proposal: null, refused: "approval_broker_unavailable", ms };
+      return { enabled: true, ran: true, resolved, observed, proposal: null, refused: "approval_broker_unavailable", ms, batches };
     }
-    const proposal = await timed("propose", proposeOnce(env, db, cfg, now, lease.folded));
-    return { enabled: true, ran: true, resolved, observed, proposal, ms };
+    // A resolution or verdict just written can free or hold an edge: then the held edges are read again.
+    const changed = resolved.some((r) => r.outcome !== "pending") || observed.some((o) => o.verdict !== "keep");
+    if (read.evidence === null) {
+      // A full fold is due (see `foldNeeded`): timed on its own; the next tick here builds on its watermark.
+      const { folded } = await timed("fold", foldEvidence(db, now, read.window.since, read.folded));
+      read.folded = { foldedFrom: folded?.from ?? null, foldedThrough: folded?.through ?? null };
+      if (lastSeen) lastSeen = { ...lastSeen, folded: read.folded };
+    }
+    const proposal = await timed("propose", propose(env, db, now, read, decision, changed));
+    return { enabled: true, ran: true, resolved, observed, proposal, ms, batches };
   } finally {
-    await db.update(topologyDriver).set({ leaseUntil: null, leaseToken: null }).where(eq(topologyDriver.leaseToken, lease.token));
+    await db.update(topologyDriver).set({ leaseUntil: null }).where(eq(topologyDriver.leaseToken, read.token));
   }
 }
 
+const dueCutoff = (now: Date, dueAfterSecs: number) => new Date(now.getTime() - dueAfterSecs * 1000).toISOString();
+
+/** The section's stored JSON as text (zero or one row): what the claim compares the assumption with. */
+function configTextQuery(db: Db) {
+  return db
+    .select({ text: sql<string>`${settings.value}` })
+    .from(settings)
+    .where(eq(settings.section, topologyConfig.name))
+    .limit(1);
+}
+
+function driverQuery(db: Db) {
+  return db.select().from(topologyDriver).where(eq(topologyDriver.id, 1)).limit(1);
+}
+
+/** What a read of the section and the driver row means for the next batch; null when D5 is off. */
+function seenFrom(
+  configRow: { text: string } | undefined,
+  driverRow: { foldedFrom: string | null; foldedThrough: string | null } | undefined,
+): Assumed | null {
+  if (configRow === undefined) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(configRow.text);
+  } catch {
+    value = undefined; // unreadable: the defaults, as readSection does with a row that does not parse
+  }
+  const cfg = sectionValue(topologyConfig, value === undefined ? undefined : { value });
+  if (!cfg.enabled) return null;
+  return {
+    configText: configRow.text,
+    cfg,
+    folded: { foldedFrom: driverRow?.foldedFrom ?? null, foldedThrough: driverRow?.foldedThrough ?? null },
+  };
+}
+
+type Claimed = Extract<Awaited<ReturnType<typeof claimAndRead>>, { claimed: true }>;
+
 /**
- * Claims the driver with one conditional update: free (or its holder's lease lapsed) and, for cron,
- * due. Two ticks at once: exactly one claims it.
+ * One batch (one round trip, atomic). It claims the tick with one conditional update — the driver not
+ * held for writing (or its holder's lease lapsed), for cron due, and the section and watermark still
+ * as assumed — which records this tick's token and time. Then, only if this tick holds the claim
+ * (`mine`): moves the counters' watermark when a step is due (`foldNeeded`: at most once per
+ * FOLD_STEP_MS; a full fold is left to the write path), and reads everything the tick decides on: the
+ * approvals section and the live deciders (broker availability), pending proposals with their
+ * approvals, the overrides under observation, this period's proposal, the org, the held edges and —
+ * unless a full fold is due or this period already has a proposal — the evidence query, over the
+ * counters as the step left them. A batch that claims nothing reads next to nothing and writes only
+ * the driver row's first insert: the fold and the evidence read empty ranges, the small reads are
+ * filtered on `mine`.
  */
-async function claimDriver(
-  db: Db,
-  now: Date,
-  dueAfterSecs: number | null,
-): Promise<
-  | { ok: true; token: string; folded: { foldedFrom: string | null; foldedThrough: string | null } }
-  | { ok: false; reason: "busy" | "not_due" }
-> {
+async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assumed) {
   const at = now.toISOString();
+  const { cfg, configText, folded } = assumed;
   const token = randomHex(8);
+  const window = proposalWindow(cfg, now);
+  const sectionUnchanged = sql`EXISTS (SELECT 1 FROM ${settings} WHERE ${settings.section} = ${topologyConfig.name} AND ${settings.value} = ${configText})`;
   const free = or(isNull(topologyDriver.leaseUntil), lte(topologyDriver.leaseUntil, at));
-  const due =
-    dueAfterSecs === null
-      ? undefined
-      : or(isNull(topologyDriver.lastTickAt), lte(topologyDriver.lastTickAt, new Date(now.getTime() - dueAfterSecs * 1000).toISOString()));
-  const [, claimed] = await db.batch([
-    db.insert(topologyDriver).values({ id: 1 }).onConflictDoNothing(),
+  const due = fromCron ? or(isNull(topologyDriver.lastTickAt), lte(topologyDriver.lastTickAt, dueCutoff(now, cfg.tick_secs))) : undefined;
+  const watermark: SQL = sql`${topologyDriver.foldedFrom} IS ${folded.foldedFrom} AND ${topologyDriver.foldedThrough} IS ${folded.foldedThrough}`;
+  const mine = sql`EXISTS (SELECT 1 FROM ${topologyDriver} WHERE ${topologyDriver.id} = 1 AND ${topologyDriver.leaseToken} = ${token})`;
+  const need = foldNeeded(now, window.since, folded);
+  const step = need === "step" ? foldStatements(db, folded, window.since, foldTarget(now), mine) : null;
+  const [heldProposals, heldOverrides] = heldEdgeQueries(db, window.cooldownStart, mine);
+  const reads = [
+    configTextQuery(db),
+    insertWhere(db, topologyDriver, { id: 1 }, sectionUnchanged).onConflictDoNothing(),
+    driverQuery(db),
     db
       .update(topologyDriver)
-      .set({ leaseUntil: new Date(now.getTime() + DRIVER_LEASE_MS).toISOString(), leaseToken: token, lastTickAt: at })
-      .where(and(eq(topologyDriver.id, 1), free, due))
-      .returning({ foldedFrom: topologyDriver.foldedFrom, foldedThrough: topologyDriver.foldedThrough }),
-  ]);
-  if (claimed[0]) return { ok: true, token, folded: claimed[0] };
-  const row = await db.select().from(topologyDriver).where(eq(topologyDriver.id, 1)).get();
-  return { ok: false, reason: row?.leaseUntil && row.leaseUntil > at ? "busy" : "not_due" };
+      .set({ leaseToken: token, lastTickAt: at })
+      .where(and(eq(topologyDriver.id, 1), free, due, watermark, sectionUnchanged))
+      .returning({ id: topologyDriver.id }),
+    sectionRow(db, approvalsConfig),
+    liveDecidersQuery(db, now),
+    pendingProposalsQuery(db, mine),
+    observationQuery(db, undefined, mine),
+    recentProposalQuery(db, window.periodStart, mine),
+    orgQuery(db, mine),
+    heldProposals,
+    heldOverrides,
+  ] as const;
+  const evidence = evidenceQuery(
+    db,
+    window.since,
+    step ? step.folded : foldedRange(folded),
+    // Also skipped (an empty index range) when this period already has a proposal: the rule would not run.
+    need === "full" ? sql`0` : sql`(${mine} AND NOT ${recentProposal(window.periodStart)})`,
+  );
+  // The fold's statements (when stepping) run after the claim and before the evidence that reads them.
+  const results = await db.batch([...reads, ...(step ? step.statements : []), evidence] as unknown as typeof reads);
+  const [configRows, , driverRows, claimed, approvalsRows, deciders, pending, observed, recent, org, proposalsHeld, overridesHeld] =
+    results;
+  const evidenceRows = (results as readonly unknown[]).at(-1) as Awaited<typeof evidence>;
+  const seen = seenFrom(configRows[0], driverRows[0]);
+  const driver = driverRows[0];
+  if (claimed.length === 0) {
+    const stale =
+      seen === null ||
+      seen.configText !== configText ||
+      seen.folded.foldedFrom !== folded.foldedFrom ||
+      seen.folded.foldedThrough !== folded.foldedThrough;
+    const reason = stale ? "stale" : driver?.leaseUntil && driver.leaseUntil > at ? "busy" : "not_due";
+    return { claimed: false as const, seen, reason };
+  }
+  // The claim proved the watermark was as assumed, so the step's statements ran (same conditions).
+  const after: Assumed = step ? { ...assumed, folded: { foldedFrom: step.folded.from, foldedThrough: step.folded.through } } : assumed;
+  return {
+    claimed: true as const,
+    seen: seen && step ? { ...seen, folded: after.folded } : seen,
+    token,
+    cfg,
+    window,
+    folded: after.folded,
+    approvalsConfig: sectionValue(approvalsConfig, approvalsRows[0]),
+    deciders: deciders[0]?.n ?? 0,
+    pending,
+    observed,
+    recent: recent[0] ?? null,
+    org,
+    held: heldMap([proposalsHeld, overridesHeld]),
+    // Built on the watermark the claim proved current (and the step moved); null: a full fold is due.
+    evidence: need === "full" ? null : evidenceCells(evidenceRows),
+  };
+}
+
+/**
+ * Takes the driver for writing: only the tick whose claim is the latest (no other tick has claimed
+ * since, so what it read is what it acts on) and only while no other tick holds it. Of two ticks that
+ * overlap, at most one writes; the other reports `busy`.
+ */
+async function takeForWriting(db: Db, token: string, now: Date): Promise<boolean> {
+  const at = now.toISOString();
+  const taken = await db
+    .update(topologyDriver)
+    .set({ leaseUntil: new Date(now.getTime() + DRIVER_LEASE_MS).toISOString() })
+    .where(
+      and(
+        eq(topologyDriver.id, 1),
+        eq(topologyDriver.leaseToken, token),
+        or(isNull(topologyDriver.leaseUntil), lte(topologyDriver.leaseUntil, at)),
+      ),
+    )
+    .returning({ id: topologyDriver.id });
+  return taken.length > 0;
+}
+
+/**
+ * The proposal step under the write lease, from the batch's reads. After a full fold (the batch could
+ * not read the evidence): `proposeOnce` reads it and the rest again (the first tick after D5 is
+ * enabled, and after a reset). Otherwise the batch's reads stand, except that when a resolution or
+ * verdict was just written (`changed`), which edges are held is read again and the rule runs again.
+ */
+async function propose(
+  env: Env,
+  db: Db,
+  now: Date,
+  read: Claimed,
+  decided: ProposalDecision | null,
+  changed: boolean,
+): Promise<ProposeResult> {
+  const { cfg, window } = read;
+  if (read.evidence === null) return proposeOnce(env, db, cfg, now, read.folded);
+  if (read.recent) return { proposal_id: null, reason: "proposed_this_period", last_proposal_at: read.recent.createdAt };
+  if (decided && !changed) return recordProposal(env, db, cfg, now, window, decided);
+  const held = changed ? await heldEdges(db, window.cooldownStart) : read.held;
+  return proposeFrom(env, db, cfg, now, window, { cells: read.evidence, org: read.org, held });
 }
 
 /** Whether the driver would run now from cron (for views). */
 export async function driverState(db: Db) {
   const row = await db.select().from(topologyDriver).where(eq(topologyDriver.id, 1)).get();
-  return { last_tick_at: row?.lastTickAt ?? null, running: Boolean(row?.leaseToken) };
+  return { last_tick_at: row?.lastTickAt ?? null, running: Boolean(row?.leaseUntil) };
 }

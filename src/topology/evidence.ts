@@ -92,17 +92,20 @@ export function ceilDay(iso: string): string {
   return floor === iso ? iso : new Date(Date.parse(floor) + DAY_MS).toISOString();
 }
 
-/** The whole UTC days the counters hold: [from, through). */
+/**
+ * What the day counters hold: tasks settled in [from, through). `from` is a UTC day boundary; `through`
+ * (the watermark) need not be, so the counter of `through`'s own day holds that day up to `through`.
+ */
 export interface FoldedRange {
   from: string;
   through: string;
 }
 
 /**
- * Which parts of the window come from folded day counters and which from tasks directly. Whole days
- * the counters hold inside the window come from them; the rest of the window (its partial first day,
- * days before the counters begin, and everything from `through` on) is counted from tasks. Nothing
- * folded that the window can use: all of it from tasks.
+ * Which parts of the window come from folded day counters and which from tasks directly. The days the
+ * counters hold inside the window come from them (the last one partly, up to `through`); the rest of
+ * the window (its partial first day, days before the counters begin, and everything from `through` on)
+ * is counted from tasks. Nothing folded that the window can use: all of it from tasks.
  */
 export interface EvidencePlan {
   days: { from: string; to: string } | null;
@@ -114,7 +117,8 @@ export function evidencePlan(since: string, folded: FoldedRange | null): Evidenc
   const lower = folded && folded.from > firstWholeDay ? folded.from : firstWholeDay;
   if (folded === null || folded.through <= lower) return { days: null, raw: [{ from: since, to: null }] };
   return {
-    days: { from: lower.slice(0, 10), to: folded.through.slice(0, 10) },
+    // Up to and including `through`'s day when `through` is inside it (that counter stops at `through`).
+    days: { from: lower.slice(0, 10), to: ceilDay(folded.through).slice(0, 10) },
     raw: [...(since < lower ? [{ from: since, to: lower }] : []), { from: folded.through, to: null }],
   };
 }

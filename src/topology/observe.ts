@@ -24,7 +24,15 @@ export async function observeOverrides(
   now: Date,
   only?: { toAgent: string; taskClass: string },
 ): Promise<ObservationResult[]> {
-  const rows = await db
+  return judgeObserved(db, cfg, now, await observationQuery(db, only));
+}
+
+/**
+ * The observation's aggregate as an un-executed query (the tick reads it in its one batch). `guard`,
+ * when given, must hold for any row to be read (the tick's driver lease).
+ */
+export function observationQuery(db: Db, only?: { toAgent: string; taskClass: string }, guard?: SQL) {
+  return db
     .select({
       override: routingOverrides,
       samples: sql<number>`COUNT(${tasks.id})`,
@@ -46,18 +54,32 @@ export async function observeOverrides(
         eq(routingOverrides.status, "active"),
         only ? eq(routingOverrides.toAgent, only.toAgent) : undefined,
         only ? eq(routingOverrides.taskClass, only.taskClass) : undefined,
+        guard,
       ),
     )
     .groupBy(routingOverrides.id);
+}
+
+export type ObservedRow = Awaited<ReturnType<typeof observationQuery>>[number];
+
+/** The verdict on one row `observationQuery` read (pure). */
+export function observedVerdict(cfg: TopologyConfig, now: Date, row: ObservedRow): ObservationVerdict {
+  const seen = { samples: Number(row.samples), rejects: Number(row.rejects) };
+  const o = row.override;
+  return judgeObservation(
+    { baselineRejectRate: o.baselineRejectRate, observeUntil: o.observeUntil, extensions: o.extensions },
+    seen,
+    cfg,
+    now,
+  );
+}
+
+/** Judges the rows `observationQuery` read; writes only for a verdict other than `keep`. */
+export async function judgeObserved(db: Db, cfg: TopologyConfig, now: Date, rows: readonly ObservedRow[]): Promise<ObservationResult[]> {
   const results: ObservationResult[] = [];
   for (const row of rows) {
     const seen = { samples: Number(row.samples), rejects: Number(row.rejects) };
-    const verdict = judgeObservation(
-      { baselineRejectRate: row.override.baselineRejectRate, observeUntil: row.override.observeUntil, extensions: row.override.extensions },
-      seen,
-      cfg,
-      now,
-    );
+    const verdict = observedVerdict(cfg, now, row);
     if (verdict.verdict !== "keep") await applyVerdict(db, row.override, verdict, seen, now);
     results.push({
       override_id: row.override.id,

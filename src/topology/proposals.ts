@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
-import { employees, routingOverrides, topologyProposals, type ProposalRow } from "../db/schema";
+import { approvals, employees, routingOverrides, topologyProposals, type ProposalRow } from "../db/schema";
 import type { Env } from "../env";
 import type { ApprovalAction } from "../approvals/action-hash";
 import { actionChangedEvent, checkConsumable, consumption, enqueueDeliveries, pollApproval, prepareApproval } from "../approvals/broker";
@@ -9,7 +9,8 @@ import { appendEventWhere, insertWhere } from "../lib/guarded-insert";
 import { newId } from "../lib/ids";
 import type { TopologyConfig } from "./config";
 import { foldEvidence, loadEvidenceCells, loadSampleTaskIds } from "./evidence-sql";
-import { proposalEvidence, proposeReroute, type SkipReason } from "./proposal";
+import type { Cell } from "./evidence";
+import { proposalEvidence, proposeReroute, type ProposalDecision, type SkipReason } from "./proposal";
 
 export const REROUTE_ACTION_KIND = "topology_reroute";
 
@@ -40,18 +41,25 @@ function edgeHeld(taskClass: string, fromAgent: string, cooldownStart: string): 
   )}))`;
 }
 
-async function heldEdges(db: Db, cooldownStart: string): Promise<Map<string, SkipReason>> {
-  const held = new Map<string, SkipReason>();
-  const [proposals, overrides] = await Promise.all([
+/** The rows `heldMap` needs, as two un-executed queries (the tick reads them in its batch, under `guard`). */
+export function heldEdgeQueries(db: Db, cooldownStart: string, guard?: SQL) {
+  return [
     db
       .select({ taskClass: topologyProposals.taskClass, fromAgent: topologyProposals.fromAgent, status: topologyProposals.status })
       .from(topologyProposals)
-      .where(or(eq(topologyProposals.status, "pending"), gt(topologyProposals.createdAt, cooldownStart))),
+      .where(and(or(eq(topologyProposals.status, "pending"), gt(topologyProposals.createdAt, cooldownStart)), guard)),
     db
       .select({ taskClass: routingOverrides.taskClass, fromAgent: routingOverrides.fromAgent })
       .from(routingOverrides)
-      .where(inArray(routingOverrides.status, ["active", "confirmed"])),
-  ]);
+      .where(and(inArray(routingOverrides.status, ["active", "confirmed"]), guard)),
+  ] as const;
+}
+
+export type HeldRows = [Awaited<ReturnType<typeof heldEdgeQueries>[0]>, Awaited<ReturnType<typeof heldEdgeQueries>[1]>];
+
+/** Which edges are held back, and why (an override first, then a pending proposal, then cooldown). */
+export function heldMap([proposals, overrides]: HeldRows): Map<string, SkipReason> {
+  const held = new Map<string, SkipReason>();
   for (const o of overrides) held.set(edgeKey(o.taskClass, o.fromAgent), "override_in_force");
   for (const p of proposals) {
     const key = edgeKey(p.taskClass, p.fromAgent);
@@ -59,6 +67,11 @@ async function heldEdges(db: Db, cooldownStart: string): Promise<Map<string, Ski
     else if (!held.has(key)) held.set(key, "cooldown");
   }
   return held;
+}
+
+export async function heldEdges(db: Db, cooldownStart: string): Promise<Map<string, SkipReason>> {
+  const [proposals, overrides] = heldEdgeQueries(db, cooldownStart);
+  return heldMap(await Promise.all([proposals, overrides]));
 }
 
 const edgeKey = (taskClass: string, fromAgent: string) => JSON.stringify([taskClass, fromAgent]);
@@ -78,14 +91,55 @@ export type ProposeResult =
  * proposal in the last tick_secs" — a condition on the insert itself, so any number of ticks at once
  * (cron, admin, a retry) still add at most one.
  */
-function recentProposal(periodStart: string): SQL {
+export function recentProposal(periodStart: string): SQL {
   return sql`EXISTS (SELECT 1 FROM ${topologyProposals} WHERE ${gt(topologyProposals.createdAt, periodStart)})`;
+}
+
+/** The instants the proposal step compares against. */
+export interface ProposalWindow {
+  /** One proposal per tick period: none since this. */
+  periodStart: string;
+  /** The evidence window's start (lookback_days). */
+  since: string;
+  /** Proposals after this hold their edge (proposal_cooldown_days). */
+  cooldownStart: string;
+}
+
+export function proposalWindow(cfg: TopologyConfig, now: Date): ProposalWindow {
+  return {
+    periodStart: new Date(now.getTime() - cfg.tick_secs * 1000).toISOString(),
+    since: new Date(now.getTime() - cfg.lookback_days * DAY_MS).toISOString(),
+    cooldownStart: new Date(now.getTime() - cfg.proposal_cooldown_days * DAY_MS).toISOString(),
+  };
+}
+
+/** The newest proposal of this tick period, if any (zero or one row). */
+export function recentProposalQuery(db: Db, periodStart: string, guard?: SQL) {
+  return db
+    .select({ createdAt: topologyProposals.createdAt })
+    .from(topologyProposals)
+    .where(and(gt(topologyProposals.createdAt, periodStart), guard))
+    .orderBy(desc(topologyProposals.createdAt))
+    .limit(1);
+}
+
+/** Who reports to whom: what the rule's "sibling under the same parent" reads. */
+export function orgQuery(db: Db, guard?: SQL) {
+  return db.select({ id: employees.id, reportsTo: employees.reportsTo }).from(employees).where(guard);
+}
+
+/** What the proposal rule reads: the evidence cells, the org and the held edges. */
+export interface ProposalInputs {
+  cells: Cell[];
+  org: { id: string; reportsTo: string | null }[];
+  held: Map<string, SkipReason>;
 }
 
 /**
  * Step 2 + 3: evidence (one aggregate query), the pure rule, then at most one proposal, recorded in
  * one batch with its approval request and events, all guarded by the hold rule and the one-per-tick
- * rule, so that concurrent ticks cannot add a second proposal.
+ * rule, so that concurrent ticks cannot add a second proposal. This reads everything itself (the
+ * tick reads the same inputs in its one batch and calls `proposeFrom`).
  */
 export async function proposeOnce(
   env: Env,
@@ -94,33 +148,63 @@ export async function proposeOnce(
   now: Date,
   driver?: { foldedFrom: string | null; foldedThrough: string | null },
 ): Promise<ProposeResult> {
-  const periodStart = new Date(now.getTime() - cfg.tick_secs * 1000).toISOString();
-  const since = new Date(now.getTime() - cfg.lookback_days * DAY_MS).toISOString();
-  const cooldownStart = new Date(now.getTime() - cfg.proposal_cooldown_days * DAY_MS).toISOString();
+  const w = proposalWindow(cfg, now);
   // The fold runs whether or not this period already has a proposal: it only keeps the counters current.
   const foldStarted = performance.now();
-  const [recent, { folded }] = await Promise.all([
-    db
-      .select({ createdAt: topologyProposals.createdAt })
-      .from(topologyProposals)
-      .where(gt(topologyProposals.createdAt, periodStart))
-      .orderBy(desc(topologyProposals.createdAt))
-      .get(),
-    foldEvidence(db, now, since, driver),
-  ]);
+  const [[recent], { folded }] = await Promise.all([recentProposalQuery(db, w.periodStart), foldEvidence(db, now, w.since, driver)]);
   if (recent) return { proposal_id: null, reason: "proposed_this_period", last_proposal_at: recent.createdAt };
   const evidenceStarted = performance.now();
   let evidenceMs = 0;
   const [cells, org, held] = await Promise.all([
-    loadEvidenceCells(db, since, folded).finally(() => (evidenceMs = Math.round(performance.now() - evidenceStarted))),
-    db.select({ id: employees.id, reportsTo: employees.reportsTo }).from(employees),
-    heldEdges(db, cooldownStart),
+    loadEvidenceCells(db, w.since, folded).finally(() => (evidenceMs = Math.round(performance.now() - evidenceStarted))),
+    orgQuery(db),
+    heldEdges(db, w.cooldownStart),
   ]);
   const ms = { fold: Math.round(evidenceStarted - foldStarted), evidence: evidenceMs };
+  return proposeFrom(env, db, cfg, now, w, { cells, org, held }, ms);
+}
+
+/** The rule over inputs already read, then (when it proposes) the guarded insert. */
+export function proposeFrom(
+  env: Env,
+  db: Db,
+  cfg: TopologyConfig,
+  now: Date,
+  w: ProposalWindow,
+  inputs: ProposalInputs,
+  ms?: Record<string, number>,
+): Promise<ProposeResult> {
+  return recordProposal(env, db, cfg, now, w, decideProposal(cfg, inputs), ms);
+}
+
+/** The pure rule (`proposeReroute`) over what the proposal step read. */
+export function decideProposal(cfg: TopologyConfig, { cells, org, held }: ProposalInputs): ProposalDecision {
   const parentOf = new Map(org.map((e) => [e.id, e.reportsTo]));
-  const decision = proposeReroute(cells, parentOf, cfg, (c, a) => held.get(edgeKey(c, a)) ?? null);
+  return proposeReroute(cells, parentOf, cfg, (c, a) => held.get(edgeKey(c, a)) ?? null);
+}
+
+/** The "nothing proposed" answer for a decision without a proposal. */
+export function noCandidate(decision: ProposalDecision, ms?: Record<string, number>): ProposeResult {
+  return { proposal_id: null, reason: "no_candidate", skipped: decision.skipped, ...(ms ? { ms } : {}) };
+}
+
+/**
+ * Records the decision's proposal, if it has one: its approval request, events and row in one batch,
+ * every statement guarded by the hold rule and the one-per-tick rule, so concurrent proposers add at
+ * most one.
+ */
+export async function recordProposal(
+  env: Env,
+  db: Db,
+  cfg: TopologyConfig,
+  now: Date,
+  w: ProposalWindow,
+  decision: ProposalDecision,
+  ms?: Record<string, number>,
+): Promise<ProposeResult> {
+  const { periodStart, since, cooldownStart } = w;
   const p = decision.proposal;
-  if (!p) return { proposal_id: null, reason: "no_candidate", skipped: decision.skipped, ms };
+  if (!p) return noCandidate(decision, ms);
 
   const evidence = proposalEvidence(p, await loadSampleTaskIds(db, since, p.from_agent, p.task_class), cfg.lookback_days);
   const proposalId = newId("tprop");
@@ -185,11 +269,43 @@ export interface Resolution {
   outcome: "approved" | "denied" | "expired" | "no_channel" | "action_changed" | "pending";
 }
 
-/** Step 3 → 4: polls each pending proposal's approval and acts on the human's answer. */
-export async function resolvePendingProposals(db: Db, cfg: TopologyConfig, now: Date): Promise<Resolution[]> {
-  const pending = await db.select().from(topologyProposals).where(eq(topologyProposals.status, "pending"));
+/** Pending proposals with their approval's state (null: the approval row is missing), oldest first. */
+export function pendingProposalsQuery(db: Db, guard?: SQL) {
+  return db
+    .select({
+      proposal: topologyProposals,
+      // Aliased: inside a db.batch drizzle maps D1's rows by column name, so a second `status` would
+      // collapse into the proposal's and shift every later column (the approval read as never pending).
+      approvalStatus: sql<string | null>`${approvals.status}`.as("approval_status"),
+      approvalExpiresAt: sql<string | null>`${approvals.expiresAt}`.as("approval_expires_at"),
+    })
+    .from(topologyProposals)
+    .leftJoin(approvals, eq(approvals.id, topologyProposals.approvalId))
+    .where(and(eq(topologyProposals.status, "pending"), guard))
+    .orderBy(topologyProposals.createdAt, topologyProposals.id);
+}
+
+export type PendingRow = Awaited<ReturnType<typeof pendingProposalsQuery>>[number];
+
+/** Still waiting for a human: what `pollApproval` would answer without writing (pending, TTL not reached). */
+export function awaitingDecision(row: Pick<PendingRow, "approvalStatus" | "approvalExpiresAt">, now: Date): boolean {
+  return row.approvalStatus === "pending" && row.approvalExpiresAt !== null && row.approvalExpiresAt > now.toISOString();
+}
+
+/**
+ * Step 3 → 4: polls each pending proposal's approval and acts on the human's answer. Given the rows
+ * `pendingProposalsQuery` read (the tick's batch), a proposal whose approval is still pending and
+ * inside its TTL is left alone without another read; any other goes through `pollApproval`.
+ */
+export async function resolvePendingProposals(db: Db, cfg: TopologyConfig, now: Date, read?: readonly PendingRow[]): Promise<Resolution[]> {
+  const pending = read ?? (await pendingProposalsQuery(db));
   const out: Resolution[] = [];
-  for (const p of pending) {
+  for (const row of pending) {
+    const p = row.proposal;
+    if (awaitingDecision(row, now)) {
+      out.push({ proposal_id: p.id, outcome: "pending" });
+      continue;
+    }
     const approval = await pollApproval(db, p.approvalId, now);
     // An approval that cannot be read is no approval: fail-closed, as if it had expired.
     const status = approval?.status ?? "expired";

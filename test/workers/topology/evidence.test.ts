@@ -12,7 +12,16 @@ import {
   type EvidenceTask,
   type FoldedRange,
 } from "../../../src/topology/evidence";
-import { evidenceSql, foldEvidence, loadEvidenceCells, loadSampleTaskIds } from "../../../src/topology/evidence-sql";
+import {
+  evidenceSql,
+  FOLD_LAG_MS,
+  FOLD_STEP_MS,
+  foldEvidence,
+  foldNeeded,
+  foldTarget,
+  loadEvidenceCells,
+  loadSampleTaskIds,
+} from "../../../src/topology/evidence-sql";
 
 const SINCE = "2026-11-01T00:00:00.000Z";
 let n = 0;
@@ -118,6 +127,19 @@ describe("day boundaries and the evidence plan", () => {
     expect(evidencePlan("2026-11-03T00:00:00.000Z", folded("2026-11-01", "2026-11-10")).raw).toEqual([
       { from: "2026-11-10T00:00:00.000Z", to: null },
     ]);
+    // A watermark inside a day: that day's counter (which stops at the watermark) is read, the rest of it comes from tasks.
+    expect(evidencePlan(since, { from: "2026-11-01T00:00:00.000Z", through: "2026-11-10T11:50:00.000Z" })).toEqual({
+      days: { from: "2026-11-04", to: "2026-11-11" },
+      raw: [
+        { from: since, to: "2026-11-04T00:00:00.000Z" },
+        { from: "2026-11-10T11:50:00.000Z", to: null },
+      ],
+    });
+    // A watermark inside the window's first (partial) day: nothing folded is usable.
+    expect(evidencePlan(since, { from: "2026-11-01T00:00:00.000Z", through: "2026-11-03T20:00:00.000Z" })).toEqual({
+      days: null,
+      raw: [{ from: since, to: null }],
+    });
     // Counters that begin inside the window: the days before them come from tasks.
     expect(evidencePlan(since, folded("2026-11-06", "2026-11-10"))).toEqual({
       days: { from: "2026-11-06", to: "2026-11-10" },
@@ -126,6 +148,34 @@ describe("day boundaries and the evidence plan", () => {
         { from: "2026-11-10T00:00:00.000Z", to: null },
       ],
     });
+  });
+});
+
+describe("the fold watermark", () => {
+  const state = (through: string | null) => ({ foldedFrom: through && "2026-11-01T00:00:00.000Z", foldedThrough: through });
+  const since = "2026-11-01T12:00:00.000Z";
+
+  it("stays FOLD_LAG_MS behind now, on the FOLD_STEP_MS grid", () => {
+    expect(FOLD_LAG_MS).toBe(600_000);
+    expect(FOLD_STEP_MS).toBe(600_000);
+    expect(foldTarget(new Date("2026-11-15T12:05:00.000Z"))).toBe("2026-11-15T11:50:00.000Z");
+    expect(foldTarget(new Date("2026-11-15T12:10:00.000Z"))).toBe("2026-11-15T12:00:00.000Z");
+    expect(foldTarget(new Date("2026-11-15T00:09:59.999Z"))).toBe("2026-11-14T23:50:00.000Z");
+  });
+
+  it("is moved by a step when it is behind, by a full fold when nothing usable is folded", () => {
+    const now = new Date("2026-11-15T12:05:00.000Z");
+    expect(foldNeeded(now, since, state(null))).toBe("full");
+    expect(foldNeeded(now, since, state("2026-11-15T11:50:00.000Z"))).toBe("none");
+    expect(foldNeeded(now, since, state("2026-11-15T11:40:00.000Z"))).toBe("step");
+    expect(foldNeeded(now, since, state("2026-11-05T00:00:00.000Z"))).toBe("step");
+    // The clock went back, or the counters end before the window's first day.
+    expect(foldNeeded(now, since, state("2026-11-15T12:00:00.000Z"))).toBe("full");
+    expect(foldNeeded(now, since, state("2026-10-31T23:50:00.000Z"))).toBe("full");
+    // The counters begin after the window's first day (lookback_days was raised).
+    expect(foldNeeded(now, since, { foldedFrom: "2026-11-02T00:00:00.000Z", foldedThrough: "2026-11-15T11:50:00.000Z" })).toBe("full");
+    // Nothing folded and nothing to fold yet (the window is younger than the lag).
+    expect(foldNeeded(new Date("2026-11-01T00:05:00.000Z"), "2026-11-01T00:00:00.000Z", state(null))).toBe("none");
   });
 });
 
@@ -189,29 +239,44 @@ describe("the SQL evidence (fold + one aggregate query)", () => {
     expect(computeEvidence(set, windows[0]!).length).toBeGreaterThan(6);
     await expectSameAsPure(null);
 
-    // The first fold starts at its window's first day (14 days back), not at the oldest task.
-    const first = await foldEvidence(db, new Date("2026-11-15T00:30:00.000Z"), "2026-11-01T00:30:00.000Z");
-    expect(first).toEqual({ folded: { from: "2026-11-01T00:00:00.000Z", through: "2026-11-14T00:00:00.000Z" }, advanced: true });
+    // The first fold starts at its window's first day (14 days back), not at the oldest task, and
+    // stops FOLD_LAG_MS before now on the FOLD_STEP_MS grid: inside a day that has tasks on both sides
+    // (2026-11-15 has tasks at 05:00, 10:00, 15:00 and 20:00).
+    const first = await foldEvidence(db, new Date("2026-11-15T12:05:00.000Z"), "2026-11-01T12:05:00.000Z");
+    expect(first).toEqual({ folded: { from: "2026-11-01T00:00:00.000Z", through: "2026-11-15T11:50:00.000Z" }, advanced: true });
     await expectSameAsPure(first.folded);
-    // Folding again before a new day is complete changes nothing.
-    expect(await foldEvidence(db, new Date("2026-11-15T00:59:00.000Z"), "2026-11-01T00:59:00.000Z")).toEqual({
+    // Folding again inside the same step changes nothing.
+    expect(await foldEvidence(db, new Date("2026-11-15T12:09:59.999Z"), "2026-11-01T12:09:59.999Z")).toEqual({
       folded: first.folded,
       advanced: false,
     });
-    await expectSameAsPure(first.folded);
+    // A step later the watermark moves on inside the same day; that day's counter grows and stays exact.
+    const later = await foldEvidence(db, new Date("2026-11-15T15:10:08.000Z"), "2026-11-01T15:10:08.000Z");
+    expect(later).toEqual({ folded: { from: "2026-11-01T00:00:00.000Z", through: "2026-11-15T15:00:00.000Z" }, advanced: true });
+    await expectSameAsPure(later.folded);
+    const step = await foldEvidence(db, new Date("2026-11-15T15:20:08.000Z"), "2026-11-01T15:20:08.000Z");
+    expect(step.folded!.through).toBe("2026-11-15T15:10:00.000Z"); // the 15:00:07 task is folded now
+    await expectSameAsPure(step.folded);
 
-    // Three folds at once count each task once.
+    // Three folds at once count each task once (a 17-day window, so the counters still reach into it).
     const racing = await Promise.all(
-      [1, 2, 3].map(() => foldEvidence(db, new Date("2026-12-01T02:00:00.000Z"), "2026-11-17T02:00:00.000Z")),
+      [1, 2, 3].map(() => foldEvidence(db, new Date("2026-12-01T02:00:00.000Z"), "2026-11-14T02:00:00.000Z")),
     );
-    const expected = { from: "2026-11-01T00:00:00.000Z", through: "2026-12-01T00:00:00.000Z" };
+    const expected = { from: "2026-11-01T00:00:00.000Z", through: "2026-12-01T01:50:00.000Z" };
     expect(racing.filter((r) => r.advanced)).toHaveLength(1);
     expect(racing.every((r) => JSON.stringify(r.folded) === JSON.stringify(expected))).toBe(true);
     await expectSameAsPure(expected);
-    // The test clock set back before the folded days: the counters start over and stay exact.
+    // The test clock set back before the watermark: the counters start over and stay exact.
     const back = await foldEvidence(db, new Date("2026-11-10T12:00:00.000Z"), "2026-10-27T12:00:00.000Z");
-    expect(back).toEqual({ folded: { from: "2026-10-27T00:00:00.000Z", through: "2026-11-10T00:00:00.000Z" }, advanced: true });
+    expect(back).toEqual({ folded: { from: "2026-10-27T00:00:00.000Z", through: "2026-11-10T11:50:00.000Z" }, advanced: true });
     await expectSameAsPure(back.folded);
+    // Counters that end before the window begins are of no use: they start over at the window's first
+    // day. Three such folds at once: one clears and refolds, each task is counted once.
+    const gaps = await Promise.all([1, 2, 3].map(() => foldEvidence(db, new Date("2026-11-26T08:00:00.000Z"), "2026-11-12T08:00:00.000Z")));
+    const restarted = { from: "2026-11-12T00:00:00.000Z", through: "2026-11-26T07:50:00.000Z" };
+    expect(gaps.filter((r) => r.advanced)).toHaveLength(1);
+    expect(gaps.map((r) => r.folded)).toEqual([restarted, restarted, restarted]);
+    await expectSameAsPure(restarted);
     for (const cell of computeEvidence(set, windows[0]!)) {
       expect(await loadSampleTaskIds(db, windows[0]!, cell.agent, cell.task_class)).toEqual(
         sampleTaskIds(set, windows[0]!, cell.agent, cell.task_class),
