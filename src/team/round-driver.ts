@@ -7,7 +7,7 @@ import { getTeamAdmission, type AdmittedTicket } from "../durable-objects/team-a
 import type { Env } from "../env";
 import { AppError } from "../lib/errors";
 import { newId } from "../lib/ids";
-import { dispatchJob, prepareJob } from "../jobs/submit";
+import { dispatchJob, prepareJob, REDACTED_SECRET } from "../jobs/submit";
 import {
   abortRound,
   beginRound,
@@ -250,7 +250,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
   const payload: TeamStagePayload = { ...draft, member_token: token.token, member_token_expires_at: expiresAt.toISOString() };
   const prepared = prepareJob(db, { kind: "team_stage", payload, owner: { kind: "team_round", id: roundId } }, now, undefined, {
     // The D1 row never keeps the member token; the runner inbox holds it until the job ends.
-    rowPayload: { ...payload, member_token: "[redacted]" },
+    rowPayload: { ...payload, member_token: REDACTED_SECRET },
   });
   const launched = await mutateRound(db, roundId, `dispatch:${stageId}`, now, (s) => {
     const st = s.stages.find((x) => x.stage_id === stageId);

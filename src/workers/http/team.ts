@@ -6,6 +6,7 @@ import { notFound } from "../../lib/errors";
 import { validate } from "../../lib/validation";
 import { costByRole } from "../../team/ledger";
 import { handoffPacket } from "../../team/handoff";
+import { memberStatus } from "../../team/member-status";
 import { taskPacket } from "../../team/packet";
 import { roleTurnsView, teamTaskView } from "../../team/views";
 import type { AppEnv } from "../app-env";
@@ -18,6 +19,7 @@ export const teamRoutes = new Hono<AppEnv>()
     const out = await handoffPacket(getDb(c.env.DB), c.var.principal, c.req.valid("json").packet, c.var.clock.now());
     return c.json(out, 201);
   })
+  .get("/member", requireAuth({ member: true }), async (c) => c.json(await memberStatus(getDb(c.env.DB), c.var.principal)))
   .get("/tasks/:id", requireAuth({ operator: "viewer" }), validate("param", taskParam), async (c) => {
     const view = await teamTaskView(c.env, getDb(c.env.DB), c.req.valid("param").id);
     if (!view) throw notFound("team task");
