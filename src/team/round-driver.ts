@@ -36,6 +36,7 @@ import {
   TOKEN_TTL_MS,
   type RoundContext,
 } from "./stage-request";
+import type { TaskPacket } from "./packet";
 import type { TeamStagePayload, TeamStageResult } from "./stage-job";
 import { recheckFrozenSpec, type TeamSpec } from "./validate";
 
@@ -304,6 +305,18 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
   }
 }
 
+/** The packet with its hash-less artifact declarations filled from what the receipts observed. */
+function fillArtifactHashes(packet: TaskPacket, observed: ReadonlyMap<string, { sha256?: string; bytes?: number }>): TaskPacket {
+  let changed = false;
+  const artifacts = packet.artifacts.map((a) => {
+    const seen = a.path !== undefined && a.sha256 === undefined ? observed.get(a.path) : undefined;
+    if (!seen?.sha256) return a;
+    changed = true;
+    return { ...a, sha256: seen.sha256, ...(a.bytes === undefined && seen.bytes !== undefined ? { bytes: seen.bytes } : {}) };
+  });
+  return changed ? { ...packet, artifacts } : packet;
+}
+
 export type StageOutcome =
   { status: "completed"; result?: TeamStageResult } | { status: "failed"; error: { code: string; message: string } };
 
@@ -328,19 +341,38 @@ export async function endStage(env: Env, roundId: string, stageId: string, outco
   const grade = evidenceGrade(result?.evidence);
   const own = outcome.status === "completed" ? (await loadLeg(db, leg, now)).packets.filter((p) => p.writtenBy === stageId) : [];
 
-  // The member's claimed fidelity is overwritten by what was observed, and the mismatch audited.
+  // The member's claimed fidelity is overwritten by what was observed, and the mismatch audited; an
+  // artifact declared without a hash gets the one its receipt observed (a wrong declared hash is kept
+  // as declared: the receipt and its audit row say mismatch, the packet is never quietly corrected).
   const corrections: BatchItem<"sqlite">[] = [];
   if (stage.kind === "execute" || stage.kind === "repair") {
-    for (const p of own.filter((p) => p.packet.fidelity !== grade)) {
-      corrections.push(rewritePacket(db, leg, p.slot, { ...p.packet, fidelity: grade }, p.updatedAt, now));
+    const observed = new Map((result?.artifact_receipts ?? []).filter((r) => r.state === "exists" && r.sha256).map((r) => [r.path, r]));
+    for (const p of own) {
+      const filled = fillArtifactHashes(p.packet, observed);
+      const fidelityWrong = p.packet.fidelity !== grade;
+      if (!fidelityWrong && filled === p.packet) continue;
+      corrections.push(rewritePacket(db, leg, p.slot, { ...filled, fidelity: grade }, p.updatedAt, now));
+      if (fidelityWrong)
+        corrections.push(
+          roundEvent(
+            db,
+            state,
+            "team_packet_fidelity_corrected",
+            { stage_id: stageId, packet_id: p.packet.packet_id, claimed: p.packet.fidelity, observed: grade },
+            now,
+            `fidelity:${stageId}:${p.packet.packet_id}`,
+          ),
+        );
+    }
+    for (const audit of result?.artifact_audits ?? []) {
       corrections.push(
         roundEvent(
           db,
           state,
-          "team_packet_fidelity_corrected",
-          { stage_id: stageId, packet_id: p.packet.packet_id, claimed: p.packet.fidelity, observed: grade },
+          audit.type,
+          { stage_id: stageId, path: audit.path, detail: audit.detail },
           now,
-          `fidelity:${stageId}:${p.packet.packet_id}`,
+          `${audit.type}:${stageId}:${audit.path}`,
         ),
       );
     }

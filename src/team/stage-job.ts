@@ -115,6 +115,17 @@ export const teamStageResult = z
       )
       .max(64)
       .optional(),
+    /** The receipts' audit rows (a path outside the workspace, a declared hash the bytes do not match). */
+    artifact_audits: z
+      .array(
+        z.object({
+          type: z.enum(["team_packet_artifact_refused", "team_packet_artifact_mismatch"]),
+          path: z.string().min(1).max(512),
+          detail: z.string().max(1_000),
+        }),
+      )
+      .max(64)
+      .optional(),
   })
   .loose();
 export type TeamStageResult = z.infer<typeof teamStageResult>;

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { jobs } from "../../../src/db/schema";
+import { jobs, teamPackets } from "../../../src/db/schema";
 import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
 import { prepareJob, REDACTED_SECRET } from "../../../src/jobs/submit";
 import { markStage } from "../../../src/team/composer";
@@ -9,8 +9,9 @@ import { openTeamGoal } from "../../../src/team/goals";
 import { startTeamRound } from "../../../src/team/round-driver";
 import { mutateRound } from "../../../src/team/round-store";
 import { call, createOperator, createRunner } from "../../factories";
-import { completeStage, lastRound, leaseStages, waitForTeamTask } from "../../factories/scripted-runner";
-import { db, employee, newTaskId, putTeamConfig, SEED_TEAM } from "../../factories/team";
+import { packet } from "../../factories/packets";
+import { completeStage, handoff, lastRound, leaseStages, waitForTeamTask } from "../../factories/scripted-runner";
+import { db, employee, eventsOf, newTaskId, putTeamConfig, SEED_TEAM } from "../../factories/team";
 
 const goal = { title: "Write the onboarding notes", acceptance_criteria: ["notes/a.md exists", "notes/b.md exists", "index links both"] };
 const teamSignals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
@@ -85,5 +86,49 @@ describe("a stage job whose dispatch was lost", () => {
     expect(lastRound(view).outcome).toMatchObject({ reason: "team_stage_failed" });
     const turn = (await call(`/v1/tasks/${taskId}/roles`)).body.role_turns.find((r: any) => r.role === "planner");
     expect(turn).toMatchObject({ outcome: "failed", failure_edge: "dispatch", fault_side: "platform" });
+  });
+});
+
+describe("what the Worker does with a runner's artifact receipts", () => {
+  it("fills an artifact hash the executor did not declare from its receipt, keeps a wrong declared one, and records the receipts' audits", async () => {
+    const taskId = await teamTask();
+    const runner = await createRunner("receipts");
+    await startTeamRound(env, taskId, new Date());
+    const [plan] = await leaseStages(runner.token, 1, { taskId });
+    expect((await handoff(plan!.payload.member_token, packet(taskId, 1, "planner", "executor", { packet_id: "a" }))).status).toBe(201);
+    await completeStage(runner.token, plan!, { text: "planned" });
+
+    const [exec] = await leaseStages(runner.token, 1, { taskId });
+    const observedA = "3f2a".padEnd(64, "0");
+    const declaredB = "bb22".padEnd(64, "0");
+    const out = packet(taskId, 1, "executor", "verifier", {
+      packet_id: "done-a",
+      artifacts: [{ path: "notes/a.md" }, { path: "notes/b.md", sha256: declaredB }],
+    });
+    expect((await handoff(exec!.payload.member_token, out)).status).toBe(201);
+    await completeStage(runner.token, exec!, {
+      text: "done",
+      runtime: "codex",
+      evidence: { native_tool_events: 3, mcp_calls: 1 },
+      tool_activity: [{ name: "file_change", ok: 1, err: 0 }],
+      artifact_receipts: [
+        { path: "notes/a.md", state: "exists", bytes: 6, sha256: observedA },
+        { path: "notes/b.md", state: "mismatch", bytes: 5, sha256: "cc33".padEnd(64, "0"), declared_sha256: declaredB },
+      ],
+      artifact_audits: [{ type: "team_packet_artifact_mismatch", path: "notes/b.md", detail: "declared bb22…" }],
+    });
+
+    const [verify] = await leaseStages(runner.token, 1, { taskId });
+    expect(verify!.payload.input.prompt).toContain("notes/b.md 5B sha256=cc330000… mismatch (declared bb220000…)");
+    const stored = await db().select().from(teamPackets).where(eq(teamPackets.packetId, "done-a")).get();
+    const body = JSON.parse(stored!.body);
+    expect(body.artifacts).toEqual([
+      { path: "notes/a.md", sha256: observedA, bytes: 6 },
+      { path: "notes/b.md", sha256: declaredB },
+    ]);
+    expect(body.fidelity).toBe("full");
+    const [audit] = await eventsOf("team_packet_artifact_mismatch", taskId);
+    expect(audit!.payload).toMatchObject({ path: "notes/b.md", stage_id: exec!.payload.stage_id });
+    await completeStage(runner.token, verify!, { verdict: "FAIL", reasons: ["notes/b.md mismatch"] });
   });
 });
