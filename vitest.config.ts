@@ -29,7 +29,15 @@ export default defineConfig(async () => {
       cloudflareTest({
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
-          bindings: { TEST_MIGRATIONS: migrations, ADMIN_TOKEN: "test-admin-token", ENVIRONMENT: "test" },
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            ADMIN_TOKEN: "test-admin-token",
+            ENVIRONMENT: "test",
+            // Approval channel secrets for the tests; channels stay off until a test enables them in config.
+            SLACK_WEBHOOK_URL: "https://hooks.slack.test/services/T000/B000/test-secret-path",
+            SLACK_SIGNING_SECRET: "test-slack-signing-secret",
+            APPROVAL_WEBHOOK_SECRET: "test-approval-webhook-secret",
+          },
           // No test reaches the network: any outbound fetch of the Worker (a webhook push fired by
           // the real queue consumer) is answered here with 204, so nothing retries in the background
           // after a test file ends. Tests that examine pushes call the consumer with their own fetch.

@@ -4,5 +4,6 @@ import council from "./council.bench.mjs";
 import inboxCeiling from "./inbox-ceiling.bench.mjs";
 import inboxGrowth from "./inbox-growth.bench.mjs";
 import runnerProtocol from "./runner-protocol.bench.mjs";
+import topologyTick from "./topology-tick.bench.mjs";
 
-export const BENCHMARKS = [runnerProtocol, inboxGrowth, inboxCeiling, council];
+export const BENCHMARKS = [runnerProtocol, inboxGrowth, inboxCeiling, council, topologyTick];

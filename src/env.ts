@@ -1,5 +1,7 @@
 import type { CouncilSession } from "./durable-objects/council-session";
+import type { RateWindow } from "./durable-objects/rate-window";
 import type { RunnerInbox } from "./durable-objects/runner-inbox";
+import type { ApprovalDeliveryMessage } from "./queues/approval-delivery-message";
 import type { TaskBudget } from "./durable-objects/task-budget";
 import type { TeamAdmission } from "./durable-objects/team-admission";
 import type { NodePushMessage } from "./nodes/webhook";
@@ -17,6 +19,12 @@ declare global {
       DISPATCH: Queue<DispatchMessage>;
       COUNCIL_SESSION: DurableObjectNamespace<CouncilSession>;
       NODE_PUSHES: Queue<NodePushMessage>;
+      RATE_WINDOW: DurableObjectNamespace<RateWindow>;
+      APPROVAL_DELIVERIES: Queue<ApprovalDeliveryMessage>;
+      // Approval channel secrets (never in config responses or events).
+      SLACK_WEBHOOK_URL?: string;
+      SLACK_SIGNING_SECRET?: string;
+      APPROVAL_WEBHOOK_SECRET?: string;
       ENVIRONMENT: "development" | "test" | "production";
       ADMIN_TOKEN?: string;
       VERSION?: string;
@@ -28,7 +36,7 @@ declare global {
     // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
     interface GlobalProps {
       mainModule: typeof import("./workers/index");
-      durableNamespaces: "RunnerInbox" | "TaskBudget" | "TeamAdmission" | "CouncilSession";
+      durableNamespaces: "RunnerInbox" | "TaskBudget" | "TeamAdmission" | "CouncilSession" | "RateWindow";
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { JobStatus } from "../db/schema";
 import type { Env } from "../env";
+import { onDispatchJobEnd } from "../tasks/dispatch/llm-select";
 import { onTeamStageJobEnd } from "../team/round-handler";
 import { councilProposalJobEnded, councilSessionJobEnded } from "../council/jobs";
 import type { OwnerKind } from "./owner-kinds";
@@ -32,6 +33,8 @@ export type OwnerHandler = (env: Env, end: JobEnd) => Promise<void>;
 export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<OwnerKind, OwnerHandler>([
   // Diagnostic jobs: the admin reads the outcome from GET /v1/admin/jobs/:id; nothing waits.
   ["admin", async () => {}],
+  // llm_select picks: the task records whether the pick was used; the handler records how the job ended.
+  ["dispatch", onDispatchJobEnd],
   // Team-as-Agent stage jobs: the round advances as soon as a stage ends.
   ["team_round", (env, end) => onTeamStageJobEnd(env, end)],
   ["council_proposal", councilProposalJobEnded],

@@ -23,7 +23,9 @@ export interface AuthRule {
   member?: true;
 }
 
-const BOOTSTRAP_ADMIN: Principal = { kind: "operator", id: "bootstrap-admin", name: "ADMIN_TOKEN", role: "admin" };
+/** The principal id of the bootstrap ADMIN_TOKEN (a shared setup secret, not a named person). */
+export const BOOTSTRAP_ADMIN_ID = "bootstrap-admin";
+const BOOTSTRAP_ADMIN: Principal = { kind: "operator", id: BOOTSTRAP_ADMIN_ID, name: "ADMIN_TOKEN", role: "admin" };
 
 export function roleAtLeast(role: OperatorRole, required: OperatorRole): boolean {
   return OPERATOR_ROLES.indexOf(role) >= OPERATOR_ROLES.indexOf(required);

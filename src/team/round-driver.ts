@@ -184,6 +184,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       limit: ctx.limits.role_team_max_in_window,
       windowMs: ROLE_TEAM_WINDOW_MS,
       now: now.getTime(),
+      token: stageId,
     });
     if (!rate.ok) return; // stays pending; the team tick launches it again
   }

@@ -1,6 +1,9 @@
 import type { ConfigSection } from "../lib/config";
+import { approvalsConfig } from "../approvals/config";
 import { registry } from "../lib/registry";
 import { runnerConfig } from "../jobs/config";
+import { dispatchConfig, dispatchGuardConfig } from "../tasks/dispatch/config";
+import { topologyConfig } from "../topology/config";
 import { teamConfig } from "../team/config";
 import { councilConfig } from "../council/config";
 import { projectsConfig } from "../projects/forge/config";
@@ -8,6 +11,10 @@ import { projectsConfig } from "../projects/forge/config";
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({
   [runnerConfig.name]: runnerConfig,
+  [approvalsConfig.name]: approvalsConfig,
+  [dispatchConfig.name]: dispatchConfig,
+  [dispatchGuardConfig.name]: dispatchGuardConfig,
+  [topologyConfig.name]: topologyConfig,
   [teamConfig.name]: teamConfig,
   [councilConfig.name]: councilConfig,
   [projectsConfig.name]: projectsConfig,

@@ -1,12 +1,14 @@
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { consumeDispatch } from "../queues/dispatch";
+import { consumeApprovalDeliveries, consumeApprovalDeliveryDeadLetters } from "../queues/approval-deliveries";
 import { consumeDispatchDeadLetters } from "../queues/dispatch-dlq";
 import { consumeNodePushDeadLetters, consumeNodePushes } from "../queues/node-pushes";
 import { app } from "./app";
 import type { CronExpression } from "./cron/schedule";
 import { ticksFor } from "./cron/ticks";
 
+export { RateWindow } from "../durable-objects/rate-window";
 export { RunnerInbox } from "../durable-objects/runner-inbox";
 export { TaskBudget } from "../durable-objects/task-budget";
 export { TeamAdmission } from "../durable-objects/team-admission";
@@ -18,6 +20,8 @@ export const QUEUES = {
   dispatchDeadLetters: "crewplane-dispatch-dlq",
   nodePushes: "crewplane-node-pushes",
   nodePushDeadLetters: "crewplane-node-pushes-dlq",
+  approvalDeliveries: "crewplane-approval-deliveries",
+  approvalDeliveryDeadLetters: "crewplane-approval-deliveries-dlq",
 } as const;
 
 export default {
@@ -33,6 +37,10 @@ export default {
         return consumeNodePushes(batch, env);
       case QUEUES.nodePushDeadLetters:
         return consumeNodePushDeadLetters(batch, env);
+      case QUEUES.approvalDeliveries:
+        return consumeApprovalDeliveries(batch, env);
+      case QUEUES.approvalDeliveryDeadLetters:
+        return consumeApprovalDeliveryDeadLetters(batch, env);
       default:
         console.error(`queue: no consumer for ${batch.queue}; retrying so nothing is dropped`);
         batch.retryAll();

@@ -18,7 +18,8 @@ describe("benchmarks (smoke mode)", () => {
     const { code, output } = await runSmoke();
     if (code !== 0) console.error(output.slice(-8_000));
     expect(code).toBe(0);
-    for (const name of ["runner-protocol", "inbox-growth", "inbox-ceiling"]) expect(output).toContain(`## ${name} (smoke)`);
+    for (const name of ["runner-protocol", "inbox-growth", "inbox-ceiling", "topology-tick"])
+      expect(output).toContain(`## ${name} (smoke)`);
     expect(output).not.toMatch(/^FAIL /m);
     expect(output).toMatch(/^ok {3}no job handed out twice/m);
   });

@@ -8,10 +8,10 @@ export const ROOT = resolve(import.meta.dirname, "../..");
 export const ADMIN_TOKEN = "e2e-admin-token";
 
 /** The Worker under wrangler's test harness: real workerd with local D1, Durable Objects and Queues. */
-export async function startWorker() {
+export async function startWorker(opts: { secrets?: Record<string, string> } = {}) {
   const server = createTestHarness({
     root: ROOT,
-    workers: [{ configPath: "./wrangler.toml", vars: { ENVIRONMENT: "development" }, secrets: { ADMIN_TOKEN } }],
+    workers: [{ configPath: "./wrangler.toml", vars: { ENVIRONMENT: "development" }, secrets: { ADMIN_TOKEN, ...opts.secrets } }],
   });
   const { url } = await server.listen();
   await server.getWorker().applyD1Migrations("DB");

@@ -1,5 +1,7 @@
 import type { Env } from "../../env";
 import { registry } from "../../lib/registry";
+import { topologyTick } from "../../topology/driver";
+import { approvalsTick } from "./approvals";
 import { teamTick } from "../../team/round-handler";
 import { councilTick } from "./council";
 import { leasesTick } from "./leases";
@@ -22,6 +24,9 @@ export interface Tick {
 /** The ticks built so far; `TICKS.get(name)` never reaches Object.prototype. */
 export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   leases: { cron: CRONS.everyMinute, run: leasesTick },
+  approvals: { cron: CRONS.everyMinute, run: approvalsTick },
+  // Every minute from cron, but the driver works only once `tick_secs` have passed since its last run.
+  topology: { cron: CRONS.everyMinute, run: topologyTick },
   team: { cron: CRONS.everyMinute, run: teamTick },
   council: { cron: [CRONS.hourly, CRONS.everyMinute], run: councilTick },
 });

@@ -1,0 +1,210 @@
+import { eq, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { z } from "zod";
+import type { Db } from "../db/client";
+import { dispatchCursors, employees, TASK_MODES, TASK_PRIORITIES, tasks } from "../db/schema";
+import { getRateWindow } from "../durable-objects/rate-window";
+import type { Env } from "../env";
+import { readSection } from "../lib/config";
+import { AppError } from "../lib/errors";
+import { appendEvent } from "../lib/events";
+import { newId } from "../lib/ids";
+import { label } from "../lib/validation";
+import { topologyConfig } from "../topology/config";
+import { findOverrideInForce } from "../topology/overrides";
+import { dispatchConfig, dispatchGuardConfig, type DispatchConfig, type DispatchPolicy } from "./dispatch/config";
+import { buildPickPrompt, runPick } from "./dispatch/llm-select";
+import { hierarchyRoute, overrideMayApply, roundRobinPick, type Fallback, type Route } from "./dispatch/route";
+import { employeeId, existingEmployeeIds, findEmployee } from "./employees";
+import { taskClassOf } from "./task-class";
+
+export const newTaskBody = z.strictObject({
+  title: label(300),
+  tags: z.array(label(64)).max(20).default([]),
+  priority: z.enum(TASK_PRIORITIES).default("medium"),
+  mode: z.enum(TASK_MODES),
+  assignee: employeeId,
+  acceptance_criteria: z.array(z.string().trim().min(1).max(2_000)).max(50).default([]),
+});
+export type NewTask = z.infer<typeof newTaskBody>;
+
+/** The window key `[dispatch_guard]` counts an employee's dispatches under. */
+export const dispatchWindowKey = (employee: string) => `dispatch:${employee}`;
+
+/**
+ * Creates a task and routes it (POST /v1/tasks). The row is written once, with its final route, in
+ * one batch with its event: a task is never seen unrouted and never assigned twice. The dispatch
+ * guard admits the dispatch first; refused → 429 and nothing is written.
+ * With `llm_select` this call waits (bounded by `wait_ms`) for the pick, then answers with it or
+ * with the hierarchy's route, whose record names the reason (`llm_select_timeout`, …).
+ */
+export async function createTask(env: Env, db: Db, body: NewTask, actor: string, now: Date) {
+  const taskId = newId("task");
+  if (!(await findEmployee(db, body.assignee))) {
+    throw new AppError("validation_failed", `assignee: unknown employee '${body.assignee}'`, {
+      errors: [{ path: "assignee", message: `unknown employee '${body.assignee}'` }],
+    });
+  }
+  const taskClass = taskClassOf(body.tags, body.priority);
+  const [dispatch, guard] = await Promise.all([readSection(db, dispatchConfig), readSection(db, dispatchGuardConfig)]);
+  const windowMs = guard.window_secs * 1000;
+
+  const roster = dispatch.policy === "fixed_hierarchy" ? [] : await existingEmployeeIds(db, dispatch.rosters[taskClass] ?? []);
+  let route: Route;
+  let cursor: number | undefined;
+  if (dispatch.policy === "round_robin" && roster.length > 0) {
+    // Peeked, and moved on in the same batch as the task, so a refused dispatch leaves it where it was.
+    cursor = (await db.select().from(dispatchCursors).where(eq(dispatchCursors.taskClass, taskClass)).get())?.counter ?? 0;
+    route = { assignedTo: roundRobinPick(roster, cursor), routedBy: "round_robin", route: { policy: "round_robin", roster } };
+  } else if (dispatch.policy === "llm_select" && roster.length > 0) {
+    route = await llmSelectRoute(env, db, { taskId, body, taskClass, roster, dispatch, windowMs, limit: guard.max_in_window, now });
+  } else {
+    route = await hierarchy(
+      db,
+      dispatch.policy,
+      body.assignee,
+      taskClass,
+      roster.length,
+      dispatch.policy === "fixed_hierarchy" ? undefined : "roster_empty",
+    );
+  }
+
+  const window = getRateWindow(env, dispatchWindowKey(route.assignedTo));
+  const admitted = await window.take({ limit: guard.max_in_window, windowMs, now: now.getTime(), token: taskId });
+  if (!admitted.ok) {
+    throw new AppError("rate_limited", `${route.assignedTo} already has ${admitted.count} dispatches in the last ${guard.window_secs} s`, {
+      extra: {
+        employee_id: route.assignedTo,
+        limit: admitted.limit,
+        window_secs: guard.window_secs,
+        retry_after_ms: admitted.retry_after_ms,
+      },
+    });
+  }
+
+  const at = now.toISOString();
+  const statements: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] = [
+    db.insert(tasks).values({
+      id: taskId,
+      title: body.title,
+      mode: body.mode,
+      tags: body.tags,
+      priority: body.priority,
+      taskClass,
+      acceptanceCriteria: body.acceptance_criteria,
+      assignee: body.assignee,
+      assignedTo: route.assignedTo,
+      routedBy: route.routedBy,
+      route: route.route,
+      status: "assigned",
+      retryCount: 0,
+      createdBy: actor,
+      createdAt: at,
+    }),
+    appendEvent(
+      db,
+      {
+        type: "task.created",
+        subject: taskId,
+        payload: {
+          task_id: taskId,
+          mode: body.mode,
+          task_class: taskClass,
+          assignee: body.assignee,
+          assigned_to: route.assignedTo,
+          routed_by: route.routedBy,
+          route: route.route,
+          by: actor,
+        },
+      },
+      now,
+    ),
+  ];
+  if (cursor !== undefined) {
+    statements.push(
+      db
+        .insert(dispatchCursors)
+        .values({ taskClass, counter: cursor + 1 })
+        .onConflictDoUpdate({ target: dispatchCursors.taskClass, set: { counter: sql`${dispatchCursors.counter} + 1` } }),
+    );
+  }
+  try {
+    await db.batch(statements);
+  } catch (err) {
+    // Nothing was written: give the admitted slot back so the window counts only real dispatches.
+    await window.release({ token: taskId }).catch((e: unknown) => console.error("dispatch: could not release a window slot", e));
+    throw err;
+  }
+  return { task_id: taskId, assigned_to: route.assignedTo, routed_by: route.routedBy, task_class: taskClass, route: route.route };
+}
+
+/**
+ * The hierarchy, with a D5 override applied only when topology evolution is on and the policy lets
+ * it (fixed_hierarchy, or an empty roster). With D5 off no override is looked up at all.
+ */
+async function hierarchy(db: Db, policy: DispatchPolicy, assignee: string, taskClass: string, rosterSize: number, fallback?: Fallback) {
+  const extra = fallback ? { fallback } : {};
+  if (!overrideMayApply(policy, rosterSize)) return hierarchyRoute(policy, assignee, null, extra);
+  const topology = await readSection(db, topologyConfig);
+  if (!topology.enabled) return hierarchyRoute(policy, assignee, null, extra);
+  return hierarchyRoute(policy, assignee, await findOverrideInForce(db, taskClass, assignee), extra);
+}
+
+/**
+ * llm_select: the model picks among roster members with room in their dispatch window (a member at
+ * its limit is not offered; none with room → 429 before any job). A failed pick falls back to the
+ * plain hierarchy; D5 overrides do not apply there (seed 000: only when the roster is empty).
+ */
+async function llmSelectRoute(
+  env: Env,
+  db: Db,
+  input: {
+    taskId: string;
+    body: NewTask;
+    taskClass: string;
+    roster: string[];
+    dispatch: DispatchConfig;
+    windowMs: number;
+    limit: number;
+    now: Date;
+  },
+): Promise<Route> {
+  const { body, roster, now } = input;
+  const counts = await Promise.all(
+    roster.map((id) => getRateWindow(env, dispatchWindowKey(id)).peek({ windowMs: input.windowMs, now: now.getTime() })),
+  );
+  const open = roster.filter((_, i) => counts[i]!.count < input.limit);
+  if (open.length === 0) {
+    throw new AppError("rate_limited", `every ${input.taskClass} roster member is at its dispatch limit`, {
+      extra: { roster, limit: input.limit, window_secs: input.windowMs / 1000 },
+    });
+  }
+  const names = await db
+    .select({ id: employees.id, name: employees.name })
+    .from(employees)
+    .where(
+      sql`${employees.id} IN (${sql.join(
+        open.map((id) => sql`${id}`),
+        sql`, `,
+      )})`,
+    );
+  const candidates = open.map((id) => ({ id, name: names.find((n) => n.id === id)?.name ?? id }));
+  const prompt = buildPickPrompt(
+    {
+      title: body.title,
+      tags: body.tags,
+      priority: body.priority,
+      task_class: input.taskClass,
+      acceptance_criteria: body.acceptance_criteria,
+    },
+    candidates,
+  );
+  const pick = await runPick(env, db, { taskId: input.taskId, prompt, candidateIds: open, config: input.dispatch.llm_select, now });
+  if (pick.ok)
+    return { assignedTo: pick.employeeId, routedBy: "llm_select", route: { policy: "llm_select", roster: open, job_id: pick.jobId } };
+  return hierarchyRoute("llm_select", body.assignee, null, {
+    fallback: pick.fallback,
+    roster: open,
+    ...(pick.jobId ? { job_id: pick.jobId } : {}),
+  });
+}

@@ -1,0 +1,40 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { getDb } from "../../db/client";
+import { requireAuth } from "../../lib/auth";
+import { notFound } from "../../lib/errors";
+import { validate } from "../../lib/validation";
+import { createTask, newTaskBody } from "../../tasks/create-task";
+import { settleBody, settleTask } from "../../tasks/settle";
+import { findTask, taskView } from "../../tasks/view";
+import type { AppEnv } from "../app-env";
+
+const idParam = z.object({ id: z.string().min(1).max(64) });
+
+/** Tasks: create (routed by the dispatch policy), read, settle. */
+export const tasksRoutes = new Hono<AppEnv>()
+  .post("/", requireAuth({ operator: "manager" }), validate("json", newTaskBody), async (c) => {
+    const created = await createTask(c.env, getDb(c.env.DB), c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+    return c.json(created, 201);
+  })
+  .get("/:id", requireAuth({ operator: "viewer" }), validate("param", idParam), async (c) => {
+    const task = await findTask(getDb(c.env.DB), c.req.valid("param").id);
+    if (!task) throw notFound("task");
+    return c.json(taskView(task));
+  })
+  .post(
+    "/:id/settle",
+    requireAuth({ operator: "manager", runner: true }),
+    validate("param", idParam),
+    validate("json", settleBody),
+    async (c) => {
+      const { task } = await settleTask(
+        getDb(c.env.DB),
+        c.req.valid("param").id,
+        c.req.valid("json"),
+        c.var.principal.id,
+        c.var.clock.now(),
+      );
+      return c.json(taskView(task));
+    },
+  );

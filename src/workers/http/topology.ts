@@ -1,0 +1,10 @@
+import { Hono } from "hono";
+import { getDb } from "../../db/client";
+import { requireAuth } from "../../lib/auth";
+import { topologyView } from "../../topology/view";
+import type { AppEnv } from "../app-env";
+
+/** D5 state for the console (seed 000 `topology.list`, require_manager). Decisions go through /v1/approvals. */
+export const topologyRoutes = new Hono<AppEnv>().get("/", requireAuth({ operator: "manager" }), async (c) => {
+  return c.json(await topologyView(c.env, getDb(c.env.DB), c.var.clock.now()));
+});
