@@ -38,6 +38,7 @@ import {
 } from "./stage-request";
 import type { TaskPacket } from "./packet";
 import type { TeamStagePayload, TeamStageResult } from "./stage-job";
+import { settleTaskForRound } from "./task-settle";
 import { recheckFrozenSpec, type TeamSpec } from "./validate";
 
 /**
@@ -495,6 +496,8 @@ async function finishRound(env: Env, state: RoundState, ctx: RoundContext, now: 
   });
   await getTaskBudget(env, state.task_id).closeRound({ round: state.round_no });
   await launchPromoted(env, out.promoted, now);
+  // The goal task settles with its round (the team tick catches up if this is cut short).
+  await settleTaskForRound(getDb(env.DB), state, now);
 }
 
 /**

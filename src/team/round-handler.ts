@@ -10,6 +10,7 @@ import { endStage, launchStage, releaseEndedRounds, type StageOutcome } from "./
 import { readTeamLimits } from "./limits";
 import { activeRounds, findRound, stateOf } from "./round-store";
 import { teamStageResult } from "./stage-job";
+import { settleTaskForRound, unsettledEndedRounds } from "./task-settle";
 
 function outcomeOf(end: Pick<JobEnd, "status" | "result" | "error" | "reason">): StageOutcome {
   if (end.status === "completed") {
@@ -97,11 +98,14 @@ export async function teamTick(env: Env, now: Date): Promise<Record<string, unkn
     }
   }
   const endedReleased = await releaseEndedRounds(env, now);
+  let settled = 0;
+  for (const state of await unsettledEndedRounds(db)) if ((await settleTaskForRound(db, state, now)) === "settled") settled++;
   return {
     active_rounds: rounds.length,
     admission_expired: expired.expired.length,
     stage_ends_applied: applied,
     stages_relaunched: relaunched,
     ended_rounds_released: endedReleased,
+    tasks_settled: settled,
   };
 }

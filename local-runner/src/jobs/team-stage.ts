@@ -60,6 +60,8 @@ export const teamStagePayloadSchema = z
         name: z.string().optional(),
         identity: z.string().max(20_000).optional(),
         config: z.record(z.string(), z.unknown()).optional(),
+        /** The same as a JSON document (what the Worker sends: its RPC types cannot carry a free-form object). */
+        config_json: z.string().optional(),
         capabilities: z
           .object({ allowed_tools: z.array(z.string()).optional(), denied_tools: z.array(z.string()).optional() })
           .loose()
@@ -124,7 +126,7 @@ export async function runTeamStageJob(job: { job_id: string; payload: unknown },
       ...(p.effort ? { effort: p.effort } : {}),
       employee: {
         id: p.employee_id,
-        ...(p.employee?.config ? { config: p.employee.config } : {}),
+        ...(employeeConfig(p.employee) ? { config: employeeConfig(p.employee) } : {}),
         identity: p.employee?.identity ?? (p.employee?.name ? `You are ${p.employee.name}.` : undefined),
         capabilities: p.employee?.capabilities,
       },
@@ -202,6 +204,18 @@ export async function runTeamStageJob(job: { job_id: string; payload: unknown },
   } finally {
     clearInterval(timer);
     if (scaffold) await removeScaffold(ctx.home, scaffold.dir).catch(() => undefined);
+  }
+}
+
+/** The employee's config copy: the object, else the parsed JSON document, else none (a bad one is none). */
+function employeeConfig(employee: TeamStageJobPayload["employee"]): Record<string, unknown> | undefined {
+  if (employee?.config) return employee.config;
+  if (!employee?.config_json) return undefined;
+  try {
+    const value: unknown = JSON.parse(employee.config_json);
+    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
   }
 }
 

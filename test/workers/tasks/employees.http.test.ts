@@ -25,6 +25,9 @@ describe("employees", () => {
       },
       sandbox_enabled: false,
       config: {},
+      // Team-as-Agent: with no [team] anywhere every role cascades to the employee's own model, so
+      // the verifier would share the executor's family and no team would form.
+      team: expect.objectContaining({ enabled: true, valid: false, refusal: expect.objectContaining({ reason: "verifier_same_family" }) }),
     });
     expect(got.capabilities).toBeUndefined();
     expect(got.sandbox_enabled).toBeUndefined();
