@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -73,7 +73,12 @@ describe("a team goal round on the real runner", () => {
 
   it("plans with claude, executes with codex (two files written), verifies on the receipts with claude, and settles the task done", async () => {
     await employee(stack, "aiko");
-    const runner = startRunner(stack.base, runnerToken, { FAKE_SCENARIO: "team", FAKE_CODEX_WRITE_FILES: JSON.stringify(FILES) });
+    const argvLog = join(mkdtempSync(join(tmpdir(), "crewplane-e2e-argv-")), "calls.jsonl");
+    const runner = startRunner(stack.base, runnerToken, {
+      FAKE_SCENARIO: "team",
+      FAKE_CODEX_WRITE_FILES: JSON.stringify(FILES),
+      FAKE_ARGV_LOG: argvLog,
+    });
     try {
       const goal = await stack.api("/v1/employees/aiko/goals", { body: GOAL });
       expect(goal.status, JSON.stringify(goal.body)).toBe(201);
@@ -109,7 +114,8 @@ describe("a team goal round on the real runner", () => {
         provider: "openai",
         evidence_grade: "full",
         outcome: "completed",
-        usage: { input_tokens: 100, output_tokens: 10 },
+        // codex reports 100 input tokens of which 20 cached: the ledger keeps them apart.
+        usage: { input_tokens: 80, cache_read_input_tokens: 20, output_tokens: 10 },
       });
       expect(turns.find((t) => t.role === "executor").packets).toHaveLength(1);
 
@@ -123,11 +129,25 @@ describe("a team goal round on the real runner", () => {
         expect.objectContaining({ path: "notes/b.md", state: "exists", bytes: 19 }),
       ]);
       expect((await stack.api(`/v1/admin/jobs/${verifyJob}`)).body.result).toMatchObject({ verdict: "PASS", runtime: "claude" });
+      // What the verifier's CLI was really given: the receipts, the criteria, never the planner's words.
+      const calls = readFileSync(argvLog, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(calls.map((c) => c.cli)).toEqual(["claude", "codex", "claude"]);
+      const verifierPrompt: string = calls[2].prompt;
+      expect(verifierPrompt).toMatch(
+        /<artifact_receipts>\nnotes\/a\.md 19B sha256=[0-9a-f]{8}… exists\nnotes\/b\.md 19B sha256=[0-9a-f]{8}… exists\n<\/artifact_receipts>/,
+      );
+      expect(verifierPrompt).toContain("both describe the first week");
+      expect(verifierPrompt).not.toContain("Carry out the goal"); // the planner's subtask wording
+      expect(calls[2].argv).toEqual(expect.arrayContaining(["--model", "claude-haiku-4-5", "--effort", "low", "--strict-mcp-config"]));
 
       const trail = (await stack.api(`/v1/events?type=task.&subject=${goal.body.task_id}`)).body.events.map((e: any) => e.type);
       expect(trail).toEqual(["task.created", "task.settled"]);
     } finally {
       await runner.stop();
+      rmSync(dirname(argvLog), { recursive: true, force: true });
     }
   });
 
