@@ -189,7 +189,6 @@ export async function runTeamStageJob(job: { job_id: string; payload: unknown },
     const result = buildStageResult({
       runtime: entry.name,
       cli: entry.adapter.command,
-      requestedModel: p.model,
       stage: p.stage,
       stream: verdict.stream,
       durationMs: run.process.durationMs,

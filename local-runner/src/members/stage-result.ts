@@ -60,7 +60,6 @@ export interface StageResult {
 export interface StageObservation {
   runtime: string;
   cli: string;
-  requestedModel: string;
   stage: "plan" | "execute" | "verify" | "repair";
   stream: { text: string; model?: string; sessionId?: string; usage?: Usage; costUsd?: number; messageRecovered?: boolean };
   durationMs: number;
@@ -97,7 +96,8 @@ export function buildStageResult(o: StageObservation): StageResult {
     evidence: {
       native_tool_events: o.nativeEvents.length,
       mcp_calls: o.calls.length,
-      ...boundedRows(evidenceRows(o.nativeEvents, { runtime: o.runtime, model: o.stream.model ?? o.requestedModel, secrets: o.secrets })),
+      // The rows name the model only when the stream did: the requested one is what was asked, not who answered.
+      ...boundedRows(evidenceRows(o.nativeEvents, { runtime: o.runtime, model: o.stream.model, secrets: o.secrets })),
     },
     tool_activity: toolActivity(o.nativeEvents, o.calls),
     packets: handedOff(o.calls),

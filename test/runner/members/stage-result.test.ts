@@ -17,7 +17,6 @@ function observation(overrides: Partial<StageObservation> = {}): StageObservatio
   return {
     runtime: "codex",
     cli: "codex",
-    requestedModel: "gpt-5.5",
     stage: "execute",
     stream: { text: "done" },
     durationMs: 1200,

@@ -91,9 +91,10 @@ describe("employees", () => {
     }
   });
 
-  it("validates the body strictly (no team field yet, labels, runtimes) and changes nothing on 422", async () => {
+  it("validates the body strictly (the team field's shape, labels, runtimes) and changes nothing on 422", async () => {
     for (const bad of [
-      body({ team: { enabled: true } }),
+      body({ team: { enabled: "yes" } }),
+      body({ team: { roles: { planner: { vendor: "x" } } } }),
       body({ runtime: "gpt" }),
       body({ name: "bad\u202Ename" }),
       body({ model: { preferred: "x", effort: "extreme" } }),

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createRunner } from "../../factories";
 import { packet } from "../../factories/packets";
@@ -137,6 +138,22 @@ describe("POST /v1/employees/:id/goals", () => {
     expect(rejected.rounds[0]).toMatchObject({ verdict: "FAIL", repaired: true });
     const [settledEvent] = (await eventsOf("task.settled")).filter((e) => e.subject === failed);
     expect(settledEvent!.payload).toMatchObject({ status: "failed", by: "team" });
+  });
+
+  it("lets the team tick settle a goal task whose round ended without its settle (the process stopped in between)", async () => {
+    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putEmployee("dan");
+    const runner = await createRunner("goals-backstop");
+    const taskId = (await goal("dan")).body.task_id;
+    await runRound(runner.token, taskId, "PASS");
+    await taskOf(taskId, (t) => t.status === "done");
+    // As if the round's end had landed but not the settle that follows it.
+    await env.DB.prepare("UPDATE tasks SET status = 'assigned', settled_at = NULL, settled_by = NULL WHERE id = ?").bind(taskId).run();
+    const tick = await call("/v1/admin/ticks/team", { method: "POST" });
+    expect(tick.status).toBe(200);
+    expect(tick.body.summary.tasks_settled).toBe(1);
+    expect((await call(`/v1/tasks/${taskId}`)).body).toMatchObject({ status: "done", settled_by: "team" });
+    expect((await call("/v1/admin/ticks/team", { method: "POST" })).body.summary.tasks_settled).toBe(0);
   });
 
   it("parks the task in needs_human with the round's pause class when the planner hands off nothing", async () => {
