@@ -232,6 +232,34 @@ describe("a team_stage job on the runner", () => {
     expect(argv).toContain("--output-schema");
   });
 
+  it.each(["antigravity", "grok"] as const)("reads the verdict of a %s verifier from the receipts in its prompt", async (runtime) => {
+    const s = await setup();
+    const { outcome } = await runStage(s, {
+      runtime,
+      stage: "verify",
+      prompt: verifyPrompt(["notes/a.md 6B sha256=3f2a… exists", "notes/c.md missing"]),
+    });
+    expect(resultOf(outcome)).toMatchObject({ runtime, verdict: "FAIL", reasons: ["notes/c.md missing"], can_write_across_rounds: false });
+    expect(scaffolds(s.home)).toEqual([]);
+  });
+
+  it("lets a grok executor's files land in its scaffold only: its receipts honestly say missing", async () => {
+    const s = await setup();
+    const { outcome } = await runStage(s, {
+      runtime: "grok",
+      stage: "execute",
+      env: { FAKE_GROK_WRITE_FILES: JSON.stringify({ "notes/a.md": "alpha\n" }) },
+    });
+    const result = resultOf(outcome);
+    expect(result).toMatchObject({
+      runtime: "grok",
+      can_write_across_rounds: false,
+      artifact_receipts: [{ path: "notes/a.md", state: "missing" }],
+    });
+    expect(existsSync(join(s.home, "agents/emp_1/notes/a.md"))).toBe(false);
+    expect(scaffolds(s.home)).toEqual([]); // and the scaffold, with the file in it, is gone
+  });
+
   it("reports an answer that carries no verdict as unparseable rather than guessing one", async () => {
     const s = await setup();
     const { outcome } = await runStage(s, { stage: "verify", prompt: verifyPrompt([]), env: { FAKE_SCENARIO: "success" } });
