@@ -10,6 +10,7 @@ import { endStage, launchStage, releaseEndedRounds, type StageOutcome } from "./
 import { readTeamLimits } from "./limits";
 import { activeRounds, findRound, stateOf } from "./round-store";
 import { teamStageResult } from "./stage-job";
+import { cancelRoundsOfSettledTasks } from "./task-cancel";
 import { settleTaskForRound, unsettledEndedRounds } from "./task-settle";
 
 function outcomeOf(end: Pick<JobEnd, "status" | "result" | "error" | "reason">): StageOutcome {
@@ -47,6 +48,8 @@ export async function onTeamStageJobEnd(env: Env, end: JobEnd): Promise<void> {
 export async function teamTick(env: Env, now: Date): Promise<Record<string, unknown>> {
   const db = getDb(env.DB);
   const limits = await readTeamLimits(db);
+  // First: a round whose goal task was settled from outside launches nothing more.
+  const cancelled = await cancelRoundsOfSettledTasks(env, now);
   const expired = await getTeamAdmission(env).collectExpired({
     now: now.getTime(),
     limits: { max_active: limits.ephemeral_max_active, max_depth: limits.ephemeral_queue_max_depth, ttl_ms: limits.ephemeral_queue_ttl_ms },
@@ -105,6 +108,7 @@ export async function teamTick(env: Env, now: Date): Promise<Record<string, unkn
     admission_expired: expired.expired.length,
     stage_ends_applied: applied,
     stages_relaunched: relaunched,
+    rounds_cancelled: cancelled,
     ended_rounds_released: endedReleased,
     tasks_settled: settled,
   };

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, createRunner } from "../../factories";
 import { packet } from "../../factories/packets";
-import { completeStage, handoff, leaseStages, type LeasedStage } from "../../factories/scripted-runner";
+import { completeStage, failStage, handoff, leaseStages, type LeasedStage } from "../../factories/scripted-runner";
 import { eventsOf, putTeamConfig, SEED_TEAM } from "../../factories/team";
 
 /** Team-as-Agent over HTTP only: employees with their own [team], goals, the task view and its settle. */
@@ -154,6 +154,48 @@ describe("POST /v1/employees/:id/goals", () => {
     expect(tick.body.summary.tasks_settled).toBe(1);
     expect((await call(`/v1/tasks/${taskId}`)).body).toMatchObject({ status: "done", settled_by: "team" });
     expect((await call("/v1/admin/ticks/team", { method: "POST" })).body.summary.tasks_settled).toBe(0);
+  });
+
+  it("cancels the round of a goal task an operator settles mid-round: tokens refused, nothing more launched, the operator's settle kept", async () => {
+    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putEmployee("kai");
+    const runner = await createRunner("goals-cancel");
+    const taskId = (await goal("kai")).body.task_id;
+    const [plan] = await leaseStages(runner.token, 1, { taskId });
+    const token = plan!.payload.member_token as string;
+    expect((await call("/v1/team/member", { token })).body).toMatchObject({ live: true });
+
+    const settle = await call(`/v1/tasks/${taskId}/settle`, { body: { status: "failed" } });
+    expect(settle.status).toBe(200);
+    const task = (await call(`/v1/tasks/${taskId}`)).body;
+    expect(task.status).toBe("failed");
+    expect(task.settled_by).not.toBe("team");
+    expect(task.rounds[0]).toMatchObject({ phase: "cancelled", outcome: { status: "cancelled", reason: "task_settled" } });
+    expect((await eventsOf("team_round_cancelled", taskId)).length).toBe(1);
+    // The running member's runner learns the round is over; its handoffs are refused.
+    expect((await call("/v1/team/member", { token })).status).toBe(401);
+    expect((await handoff(token, packet(taskId, 1, "planner", "executor", { packet_id: "late" }))).status).toBe(401);
+
+    // Its stage still ends (the runner stopped it); that is recorded, and no executor is launched.
+    await failStage(runner.token, plan!, "round_ended", "planner stage stopped: its round ended");
+    const after = await taskOf(taskId, (t) => t.role_turns?.length === 1);
+    expect(after.rounds[0].stages.map((st: any) => st.kind)).toEqual(["plan"]);
+    expect(after).toMatchObject({ status: "failed" });
+    expect(await leaseStages(runner.token, 1, { taskId, timeoutMs: 3_000 })).toEqual([]);
+  });
+
+  it("lets the team tick cancel a round whose goal task was settled without it (the process stopped in between)", async () => {
+    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putEmployee("kei");
+    const taskId = (await goal("kei")).body.task_id;
+    // As if the operator's settle had landed but not the cancel that follows it.
+    await env.DB.prepare("UPDATE tasks SET status = 'needs_human', settled_at = ? WHERE id = ?")
+      .bind(new Date().toISOString(), taskId)
+      .run();
+    const tick = await call("/v1/admin/ticks/team", { method: "POST" });
+    expect(tick.body.summary.rounds_cancelled).toBe(1);
+    expect((await call(`/v1/tasks/${taskId}`)).body.rounds[0]).toMatchObject({ phase: "cancelled" });
+    expect((await call("/v1/admin/ticks/team", { method: "POST" })).body.summary.rounds_cancelled).toBe(0);
   });
 
   it("parks the task in needs_human with the round's pause class when the planner hands off nothing", async () => {
