@@ -151,6 +151,49 @@ describe("a team goal round on the real runner", () => {
     }
   });
 
+  it.each([
+    ["antigravity", "gemini-3.7-flash", "agy"],
+    ["grok", "grok-4", "grok"],
+  ] as const)("lets the employee's own %s verifier judge the receipts and pass the round", async (runtime, model, cli) => {
+    const id = `judge-${runtime}`;
+    const put = await stack.api(`/v1/employees/${id}`, {
+      method: "PUT",
+      body: { name: id, runtime: "claude", model: { preferred: "claude-sonnet-4-6" }, team: { roles: { verifier: { runtime, model } } } },
+    });
+    expect(put.status, JSON.stringify(put.body)).toBeLessThan(300);
+    const argvLog = join(mkdtempSync(join(tmpdir(), "crewplane-e2e-argv-")), "calls.jsonl");
+    const runner = startRunner(stack.base, runnerToken, {
+      FAKE_SCENARIO: "team",
+      FAKE_CODEX_WRITE_FILES: JSON.stringify(FILES),
+      FAKE_ARGV_LOG: argvLog,
+    });
+    try {
+      const goal = await stack.api(`/v1/employees/${id}/goals`, { body: GOAL });
+      expect(goal.status, JSON.stringify(goal.body)).toBe(201);
+      expect(goal.body.team_spec.roles.verifier).toMatchObject({ runtime, model });
+      const task = await settled(stack, goal.body.task_id);
+      expect(task).toMatchObject({ status: "done" });
+      expect(task.rounds[0]).toMatchObject({ phase: "settled", verdict: "PASS", verdict_source: "verifier" });
+      expect(task.role_turns.find((t: any) => t.role === "verifier")).toMatchObject({
+        requested_runtime: runtime,
+        runtime_used: runtime,
+        request_model: model,
+        failover: false,
+        outcome: "completed",
+      });
+      const calls = readFileSync(argvLog, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(calls.map((c) => c.cli)).toEqual(["claude", "codex", cli]);
+      expect(calls[2].prompt).toMatch(/notes\/a\.md 19B sha256=[0-9a-f]{8}… exists/);
+      expect(scaffolds(runner.home)).toEqual([]);
+    } finally {
+      await runner.stop();
+      rmSync(dirname(argvLog), { recursive: true, force: true });
+    }
+  });
+
   it("rejects a run whose executor lies about a file: the receipt says missing, the verifier fails it, the repair lies again", async () => {
     await employee(stack, "kenji");
     const runner = startRunner(stack.base, runnerToken, {
