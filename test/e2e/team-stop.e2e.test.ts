@@ -125,6 +125,27 @@ describe("a team round that stops without a verdict, on the real runner", () => 
     }
   });
 
+  it("after a SIGKILL of the runner mid-stage, the next runner on the host reaps the orphaned CLI and sweeps the scaffold once the round is over", async () => {
+    const { runner: killed, taskId } = await goalWithHungExecutor("dai", { FAKE_CODEX_SCENARIO: "hang" });
+    const home = killed.home;
+    const pids = await waitFor(() => readFakePids(join(home, "agents/dai"), "codex"), "the executor's codex to start", 90_000, 250);
+    killed.child.kill("SIGKILL");
+    await killed.exited;
+    expect(scaffolds(home)).toHaveLength(1); // nobody removed it: the runner died without a word
+
+    // The operator gives up on the goal; the round is cancelled while no runner watches it.
+    expect((await stack.api(`/v1/tasks/${taskId}/settle`, { body: { status: "failed" } })).status).toBe(200);
+    const next = startRunner(stack.base, runnerToken, { FAKE_SCENARIO: "team" }, { home });
+    try {
+      await expectAllDead(pids); // the leftover process group is stopped before any job
+      // The maintenance sweep asks the Worker with the scaffold's member token: refused, so it goes.
+      await waitFor(() => scaffolds(home).length === 0, "the orphaned scaffold to be swept", 60_000, 250);
+      expect(next.child.exitCode).toBeNull();
+    } finally {
+      await next.stop();
+    }
+  });
+
   it("on SIGTERM of the runner mid-stage kills the executor's CLI, removes its scaffold and hands the stage back", async () => {
     const { runner, taskId } = await goalWithHungExecutor("chie", { FAKE_CODEX_SCENARIO: "hang" });
     const workspace = join(runner.home, "agents/chie");
