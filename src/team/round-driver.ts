@@ -152,15 +152,17 @@ async function launchPromoted(env: Env, promoted: readonly AdmittedTicket[], now
 /**
  * Launches one stage, once: admission (queue when scaffolds are full), the spawn charge, the member
  * token and the runner job land together with the stage's `dispatched` mark, then the job goes to the
- * dispatch queue. A stage that cannot be admitted, charged or dispatched fails, visibly.
+ * dispatch queue. A stage that cannot be admitted, charged or dispatched fails, visibly. True when
+ * this call dispatched the stage's job (false: it waits for the rate window or a scaffold slot, it
+ * failed, or there was nothing to launch).
  */
-export async function launchStage(env: Env, roundId: string, stageId: string, now: Date): Promise<void> {
+export async function launchStage(env: Env, roundId: string, stageId: string, now: Date): Promise<boolean> {
   const db = getDb(env.DB);
   const row = await findRound(db, roundId);
-  if (!row) return;
+  if (!row) return false;
   const state = stateOf(row);
   const stage = state.stages.find((s) => s.stage_id === stageId);
-  if (!stage || TERMINAL_PHASES.has(state.phase) || (stage.status !== "pending" && stage.status !== "waiting_admission")) return;
+  if (!stage || TERMINAL_PHASES.has(state.phase) || (stage.status !== "pending" && stage.status !== "waiting_admission")) return false;
   const ctx = await loadContext(db, state.task_id);
   const role = ctx.spec.roles[stage.role];
 
@@ -175,7 +177,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       { status: "failed", error: { code: "invalid_stage_request", message: "the stage's job would not be a valid team_stage payload" } },
       now,
     );
-    return;
+    return false;
   }
 
   const window = roleTeamWindow(env);
@@ -187,7 +189,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       now: now.getTime(),
       token: stageId,
     });
-    if (!rate.ok) return; // stays pending; the team tick launches it again
+    if (!rate.ok) return false; // stays pending; the team tick launches it again
   }
 
   const admission = await getTeamAdmission(env).admit({
@@ -206,7 +208,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
         result: null,
       };
     });
-    return;
+    return false;
   }
   if (admission.status === "refused") {
     await endStage(
@@ -222,7 +224,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       },
       now,
     );
-    return;
+    return false;
   }
 
   const charge = await getTaskBudget(env, state.task_id).charge({
@@ -240,7 +242,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       { status: "failed", error: { code: "budget_exhausted", message: "no spawn left in the task's budget" } },
       now,
     );
-    return;
+    return false;
   }
 
   const expiresAt = new Date(now.getTime() + TOKEN_TTL_MS);
@@ -283,9 +285,10 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       result: true,
     };
   });
-  if (!launched) return;
+  if (!launched) return false;
   try {
     await dispatchJob(env, prepared.message);
+    return true;
   } catch (err) {
     console.error(`team: stage ${stageId} could not be queued`, err);
     await db
@@ -304,6 +307,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       { status: "failed", error: { code: "dispatch_failed", message: "the dispatch queue refused the stage job" } },
       now,
     );
+    return false;
   }
 }
 

@@ -96,8 +96,8 @@ export async function teamTick(env: Env, now: Date): Promise<Record<string, unkn
       applied++;
     }
     for (const stage of state.stages.filter((s) => s.status === "pending" || s.status === "waiting_admission")) {
-      await launchStage(env, row.id, stage.stage_id, now);
-      relaunched++;
+      // Counted only when its job really went out (one over the rate window stays pending).
+      if (await launchStage(env, row.id, stage.stage_id, now)) relaunched++;
     }
   }
   const endedReleased = await releaseEndedRounds(env, now);

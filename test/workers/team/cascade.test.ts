@@ -113,8 +113,12 @@ describe("the [team] cascade", () => {
     expect(withExecutor({ runtime: "agy", model: "gemini-3.7-pro" }).reports).toContainEqual(
       expect.objectContaining({ runtime: "antigravity" }),
     );
-    for (const executor of [{ runtime: "codex", model: "gpt-5.5" }, { runtime: "claude", model: "claude-opus-4-6" }, { model: "gpt-5.5" }])
-      expect(withExecutor(executor).reports).toEqual([]);
+    const quiet: Record<string, string>[] = [
+      { runtime: "codex", model: "gpt-5.5" },
+      { runtime: "claude", model: "claude-opus-4-6" },
+      { model: "gpt-5.5" },
+    ];
+    for (const executor of quiet) expect(withExecutor(executor).reports).toEqual([]);
   });
 
   it("marks roles as configured when any level declares any role field, and explicit enable only for a true that decides", () => {
