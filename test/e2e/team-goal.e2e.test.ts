@@ -128,6 +128,14 @@ describe("a team goal round on the real runner", () => {
         expect.objectContaining({ path: "notes/a.md", state: "exists", bytes: 19 }),
         expect.objectContaining({ path: "notes/b.md", state: "exists", bytes: 19 }),
       ]);
+      // The executor's native tool events reached the job's evidence trail, labelled with their runtime;
+      // its team_handoff call is kept, its self-echoed output is not.
+      const rows = executed.result.evidence.rows as any[];
+      expect(rows.map((r) => r.tool)).toEqual(expect.arrayContaining(["command_execution", "file_change"]));
+      expect(rows.every((r) => r.runtime === "codex" && r.source === "native")).toBe(true);
+      const handoffRow = rows.find((r) => r.mcp_tool === "team_handoff");
+      expect(handoffRow).toMatchObject({ output_suppressed: "self_echo" });
+      expect(handoffRow).not.toHaveProperty("output");
       expect((await stack.api(`/v1/admin/jobs/${verifyJob}`)).body.result).toMatchObject({ verdict: "PASS", runtime: "claude" });
       // What the verifier's CLI was really given: the receipts, the criteria, never the planner's words.
       const calls = readFileSync(argvLog, "utf8")
