@@ -12,9 +12,10 @@ import type { ApiClient } from "./api-client.ts";
 import { createBackoff, sleep } from "./backoff.ts";
 import { UnauthorizedError } from "./errors.ts";
 import { runJob } from "./jobs/index.ts";
-import type { JobOutcome } from "./jobs/index.ts";
+import type { JobContext, JobOutcome } from "./jobs/index.ts";
 import { leaseLengthMs, startLeaseKeeper } from "./lease-keeper.ts";
 import type { Logger } from "./logger.ts";
+import { createScaffoldJanitor } from "./members/scaffold-janitor.ts";
 import { withJobScope } from "./process-groups.ts";
 import type { JobFailure, LeasedJob } from "./protocol.ts";
 import type { RuntimeTable } from "./runtimes/index.ts";
@@ -41,6 +42,10 @@ export interface PollLoopOptions {
   sweepIntervalMs?: number;
   /** Wall clock for work-dir ages; injectable for tests. */
   now?: () => number;
+  /** What team stages need beyond the basics: the Worker URL their members call, and test hooks. */
+  members?: Pick<JobContext, "apiUrl" | "fetch" | "roundCheckMs" | "codexMcpApprovalMode" | "mcpLaunch">;
+  /** How often leftover member scaffolds are swept (the first sweep runs when the loop starts). */
+  scaffoldSweepIntervalMs?: number;
 }
 
 export interface PollLoop {
@@ -81,6 +86,15 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
     now,
     runningJobIds: () => running.keys(),
     ...(options.sweepIntervalMs !== undefined ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
+  });
+  const scaffolds = createScaffoldJanitor({
+    home: options.home,
+    logger,
+    now,
+    runningJobIds: () => running.keys(),
+    ...(options.members?.apiUrl ? { apiUrl: options.members.apiUrl } : {}),
+    ...(options.members?.fetch ? { fetch: options.members.fetch } : {}),
+    ...(options.scaffoldSweepIntervalMs !== undefined ? { sweepIntervalMs: options.scaffoldSweepIntervalMs } : {}),
   });
 
   function startJob(job: LeasedJob): void {
@@ -133,6 +147,7 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
             signal: entry.controller.signal,
             ...(options.env ? { env: options.env } : {}),
             ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+            ...options.members,
           }),
         );
       } catch (err) {
@@ -242,6 +257,8 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
 
   async function loop(): Promise<void> {
     const advertised = [...runtimes.keys()];
+    // Needs no setting from the Worker: leftovers of a runner killed outright go as soon as their round is over.
+    scaffolds.start();
     while (!stop.signal.aborted) {
       const free = concurrency - running.size;
       if (free <= 0) {
@@ -293,6 +310,7 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
     }
     while (running.size > 0) await Promise.allSettled([...running.values()].map((entry) => entry.done));
     await janitor.stop();
+    await scaffolds.stop();
     logger.info("runner.stopped", { reason: stopCause });
     if (fatal) throw fatal;
   }

@@ -91,6 +91,8 @@ export const FAILURE_CODES = [
   "network_error",
   /** A member scaffold without its own MCP config: refused rather than run with someone else's identity. */
   "member_mcp_config_missing",
+  /** The team round ended (any way) before or while its member ran: nothing more to do for it. */
+  "round_ended",
 ] as const;
 export type FailureCode = (typeof FAILURE_CODES)[number];
 

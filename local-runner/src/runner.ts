@@ -41,6 +41,11 @@ export async function runRunner(options: RunnerOptions, logger: Logger = createL
     home: options.home,
     concurrency: options.concurrency,
     logger,
+    members: {
+      apiUrl: options.url,
+      // The seed's codex (0.156) used `auto`; current codex documents `approve` (the default).
+      ...(process.env.CREWPLANE_CODEX_MCP_APPROVAL ? { codexMcpApprovalMode: process.env.CREWPLANE_CODEX_MCP_APPROVAL } : {}),
+    },
   });
 
   let signals = 0;

@@ -8,6 +8,7 @@ import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-messag
 import type { RunnerConfig } from "./config";
 import { notifyOwner } from "./owner-handlers";
 import { OWNER_KINDS, type OwnerKind } from "./owner-kinds";
+import { REDACTED_SECRET } from "./submit";
 
 /** Rows examined per page, pages per tick, and messages per enqueueMany call (payloads can be 64 KiB). */
 const PAGE = 500;
@@ -66,9 +67,20 @@ export async function reconcileQueuedJobs(env: Env, db: Db, now: Date, config: R
           owner: { kind: row.ownerKind, id: row.ownerId },
           enqueued_at: row.createdAt,
         });
-        if (parsed.success) messages.push(parsed.data);
-        else if (await giveUpInvalid(env, db, row, parsed.error.issues.map((x) => `${x.path.join(".")}: ${x.message}`).join("; "), now))
-          summary.invalid++;
+        if (parsed.success && hasRedactedSecret(parsed.data)) {
+          // The row kept no member token, so the job cannot be rebuilt: it would run with "[redacted]"
+          // and every handoff would be refused. It dies, and its owner (the round) fails the stage.
+          const error = {
+            code: "member_token_unrecoverable",
+            message: "the stage job never reached the runner inbox, and its D1 row does not keep the member token it needs",
+          };
+          if (await giveUp(env, db, row, error, now)) summary.invalid++;
+        } else if (parsed.success) messages.push(parsed.data);
+        else {
+          const issues = parsed.error.issues.map((x) => `${x.path.join(".")}: ${x.message}`).join("; ");
+          const error = { code: "invalid_job", message: `the stored job cannot be dispatched: ${issues}`.slice(0, 1_000) };
+          if (await giveUp(env, db, row, error, now)) summary.invalid++;
+        }
       }
       for (let j = 0; j < messages.length; j += ADOPT_CHUNK) {
         const { accepted } = await inbox.enqueueMany({
@@ -86,13 +98,22 @@ export async function reconcileQueuedJobs(env: Env, db: Db, now: Date, config: R
   return summary;
 }
 
+function hasRedactedSecret(message: DispatchMessage): boolean {
+  return message.kind === "team_stage" && message.payload.member_token === REDACTED_SECRET;
+}
+
 /**
- * A stored job that no longer forms a dispatch message (written under older limits) can never run:
- * it is dead in D1 alone, and its owner is told directly.
+ * A stored job that can never run — it no longer forms a dispatch message (written under older
+ * limits), or its row lacks a secret it needs — is dead in D1 alone, and its owner is told directly.
  */
-async function giveUpInvalid(env: Env, db: Db, row: typeof jobs.$inferSelect, issues: string, now: Date): Promise<boolean> {
+async function giveUp(
+  env: Env,
+  db: Db,
+  row: typeof jobs.$inferSelect,
+  error: { code: string; message: string },
+  now: Date,
+): Promise<boolean> {
   const at = now.toISOString();
-  const error = { code: "invalid_job", message: `the stored job cannot be dispatched: ${issues}`.slice(0, 1_000) };
   const [updated] = await db.batch([
     db
       .update(jobs)
@@ -104,7 +125,7 @@ async function giveUpInvalid(env: Env, db: Db, row: typeof jobs.$inferSelect, is
       {
         type: "job.dead",
         subject: row.id,
-        payload: { job_id: row.id, kind: row.kind, owner: { kind: row.ownerKind, id: row.ownerId }, reason: "invalid_job", error },
+        payload: { job_id: row.id, kind: row.kind, owner: { kind: row.ownerKind, id: row.ownerId }, reason: error.code, error },
         dedupeKey: `reconcile:${row.id}:invalid`,
       },
       now,
@@ -123,7 +144,7 @@ async function giveUpInvalid(env: Env, db: Db, row: typeof jobs.$inferSelect, is
     attempt: row.attempt,
     at,
     error,
-    reason: "invalid_job",
+    reason: error.code,
   });
   return true;
 }

@@ -7,6 +7,12 @@ import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
 import type { DispatchMessage } from "../queues/dispatch-message";
 
+/**
+ * What a D1 job row keeps in place of a secret its payload carried (a member token): the row never
+ * holds it, so a job rebuilt from its row (the reconciler) can never run with it.
+ */
+export const REDACTED_SECRET = "[redacted]";
+
 /** A job as a feature asks for it: kind, payload (with its runtime) and the owner to tell when it ends. */
 export type NewJob = Omit<DispatchMessage, "job_id" | "enqueued_at">;
 

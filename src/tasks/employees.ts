@@ -122,7 +122,8 @@ function forestError(message: string) {
 /**
  * Creates or replaces an employee (PUT semantics: absent optional fields become unset). The write is
  * conditional on the forest rule and on the revision read, so a concurrent change is never lost
- * silently (409) and a cycle can never be stored. `config` (per-employee sections) is kept as is.
+ * silently (409) and a cycle can never be stored. `config` (per-employee sections) is kept as is,
+ * except for the `sections` a feature's fields set in the same PUT (undefined removes one).
  */
 export async function putEmployee(
   db: Db,
@@ -130,6 +131,7 @@ export async function putEmployee(
   body: EmployeeBody,
   actor: string,
   now: Date,
+  sections: Record<string, unknown> = {},
 ): Promise<{ row: EmployeeRow; created: boolean }> {
   const reportsTo = body.reports_to ?? null;
   const problem = await forestProblem(db, id, reportsTo);
@@ -144,6 +146,7 @@ export async function putEmployee(
     modelEffort: body.model.effort ?? null,
     capabilities: body.capabilities ?? null,
     sandboxEnabled: body.sandbox_enabled ?? null,
+    config: withSections(existing?.config ?? {}, sections),
     updatedAt: at,
   };
   const payload = { employee_id: id, name: body.name, reports_to: reportsTo, runtime: body.runtime, model: body.model, by: actor };
@@ -165,7 +168,7 @@ export async function putEmployee(
     const guard = sql`(NOT EXISTS (SELECT 1 FROM ${employees} WHERE id = ${id}) AND ${forest})`;
     const [, inserted] = await db.batch([
       appendEventWhere(db, { type: "employee.created", subject: id, payload: { ...payload, revision: 1 } }, now, guard),
-      insertWhere(db, employees, { id, ...fields, config: {}, revision: 1, createdAt: at }, guard),
+      insertWhere(db, employees, { id, ...fields, revision: 1, createdAt: at }, guard),
     ]);
     if (rowsChanged(inserted) === 1) return { row: (await findEmployee(db, id))!, created: true };
   }
@@ -173,6 +176,16 @@ export async function putEmployee(
   const nowProblem = await forestProblem(db, id, reportsTo);
   if (nowProblem) throw forestError(nowProblem);
   throw new AppError("conflict", `employee ${id} was changed concurrently; read it again and retry`);
+}
+
+/** `config` with the given sections set (an undefined value removes its section). */
+function withSections(config: Record<string, unknown>, sections: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...config };
+  for (const [name, value] of Object.entries(sections)) {
+    if (value === undefined) delete out[name];
+    else out[name] = value;
+  }
+  return out;
 }
 
 export async function getEmployeeView(db: Db, id: string) {

@@ -1,3 +1,4 @@
+import { modelFamily, normalizeRuntime, runtimeForFamily, type TeamRuntime } from "./catalog";
 import {
   EXECUTOR_FANOUT_RANGE,
   GATE_MODES,
@@ -32,7 +33,21 @@ export interface CascadedRole {
 export type CascadeReport =
   | { token: "gate_unknown_fallback_auto"; value: string; level: Level }
   | { token: "executor_fanout_clamped"; value: number; clamped_to: number; level: Level }
-  | { token: "effort_without_binding"; role: TeamRole; value: string; level: Level };
+  | { token: "effort_without_binding"; role: TeamRole; value: string; level: Level }
+  | { token: "executor_files_do_not_persist"; role: "executor"; runtime: TeamRuntime };
+
+/**
+ * Runtimes whose members keep the scaffold as their working directory (their CLIs find MCP config
+ * only there), so what an executor on them writes is removed with the scaffold (seed 002: file-writing
+ * roles are claude and codex until that gap closes). Allowed, but said out loud.
+ */
+const SCAFFOLD_CWD_RUNTIMES: ReadonlySet<TeamRuntime> = new Set(["antigravity", "grok"]);
+
+function effectiveRuntime(role: CascadedRole): TeamRuntime | null {
+  if (role.runtime !== undefined) return normalizeRuntime(role.runtime);
+  const family = modelFamily(role.model);
+  return family ? runtimeForFamily(family) : null;
+}
 
 export interface EffectiveTeamConfig {
   enabled: boolean;
@@ -126,6 +141,10 @@ export function cascadeTeamConfig(global: TeamSettings, employee: TeamSettings |
   const roles = Object.fromEntries(
     TEAM_ROLES.map((role) => [role, cascadeRole(role, emp.roles?.[role], global.roles?.[role], own, reports)]),
   ) as Record<TeamRole, CascadedRole>;
+
+  const executorRuntime = effectiveRuntime(roles.executor);
+  if (executorRuntime && SCAFFOLD_CWD_RUNTIMES.has(executorRuntime))
+    reports.push({ token: "executor_files_do_not_persist", role: "executor", runtime: executorRuntime });
 
   const rolesConfigured = [global, emp].some((level) =>
     TEAM_ROLES.some((role) => {

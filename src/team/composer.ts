@@ -8,10 +8,21 @@ import type { TeamRole } from "./settings";
  * FAIL → settle. It decides; the driver (rounds.ts) reads legs, dispatches stages and records. A
  * stage that fails fails only itself (`team_stage_failed`): a role never moves to another vendor.
  */
-export const ROUND_PHASES = ["planning", "executing", "verifying", "repairing", "settled", "needs_human", "failed", "solo"] as const;
+export const ROUND_PHASES = [
+  "planning",
+  "executing",
+  "verifying",
+  "repairing",
+  "settled",
+  "needs_human",
+  "failed",
+  "solo",
+  "cancelled",
+] as const;
 export type RoundPhase = (typeof ROUND_PHASES)[number];
 
-export const TERMINAL_PHASES: ReadonlySet<RoundPhase> = new Set(["settled", "needs_human", "failed", "solo"]);
+/** `cancelled`: the goal task was settled from outside (an operator) while its round still ran. */
+export const TERMINAL_PHASES: ReadonlySet<RoundPhase> = new Set(["settled", "needs_human", "failed", "solo", "cancelled"]);
 
 export type StageStatus = "pending" | "waiting_admission" | "dispatched" | "completed" | "failed";
 
@@ -30,7 +41,7 @@ export interface StageRecord {
 }
 
 export interface RoundOutcome {
-  status: "settled" | "needs_human" | "failed" | "solo";
+  status: "settled" | "needs_human" | "failed" | "solo" | "cancelled";
   reason: string;
   detail?: string;
   /** For needs_human: the task settle's pause class (API.md). */

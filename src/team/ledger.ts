@@ -73,12 +73,22 @@ export function classifyFailure(code: string | undefined): { failure_edge: Failu
     case "not_logged_in":
     case "spawn_failed":
     case "member_mcp_config_missing":
+    case "mcp_server_failed":
     case "unsupported_job":
       return { failure_edge: "spawn", fault_side: "runtime" };
     case "cli_error":
     case "timeout":
     case "incomplete_output":
+    case "network_error":
       return { failure_edge: "run", fault_side: "runtime" };
+    case "runner_shutdown":
+      return { failure_edge: "run", fault_side: "platform" };
+    // The round ended under the member (it was stopped, or never started): not the model's doing.
+    case "round_ended":
+      return { failure_edge: "run", fault_side: "platform" };
+    // A stage job rebuilt from its D1 row has no member token left (the row never keeps it).
+    case "member_token_unrecoverable":
+      return { failure_edge: "dispatch", fault_side: "platform" };
     case "max_turns":
       return { failure_edge: "run", fault_side: "member" };
     case "no_packets":

@@ -7,7 +7,7 @@ import { getTeamAdmission, type AdmittedTicket } from "../durable-objects/team-a
 import type { Env } from "../env";
 import { AppError } from "../lib/errors";
 import { newId } from "../lib/ids";
-import { dispatchJob, prepareJob } from "../jobs/submit";
+import { dispatchJob, prepareJob, REDACTED_SECRET } from "../jobs/submit";
 import {
   abortRound,
   beginRound,
@@ -36,7 +36,9 @@ import {
   TOKEN_TTL_MS,
   type RoundContext,
 } from "./stage-request";
+import type { TaskPacket } from "./packet";
 import type { TeamStagePayload, TeamStageResult } from "./stage-job";
+import { settleTaskForRound } from "./task-settle";
 import { recheckFrozenSpec, type TeamSpec } from "./validate";
 
 /**
@@ -150,15 +152,17 @@ async function launchPromoted(env: Env, promoted: readonly AdmittedTicket[], now
 /**
  * Launches one stage, once: admission (queue when scaffolds are full), the spawn charge, the member
  * token and the runner job land together with the stage's `dispatched` mark, then the job goes to the
- * dispatch queue. A stage that cannot be admitted, charged or dispatched fails, visibly.
+ * dispatch queue. A stage that cannot be admitted, charged or dispatched fails, visibly. True when
+ * this call dispatched the stage's job (false: it waits for the rate window or a scaffold slot, it
+ * failed, or there was nothing to launch).
  */
-export async function launchStage(env: Env, roundId: string, stageId: string, now: Date): Promise<void> {
+export async function launchStage(env: Env, roundId: string, stageId: string, now: Date): Promise<boolean> {
   const db = getDb(env.DB);
   const row = await findRound(db, roundId);
-  if (!row) return;
+  if (!row) return false;
   const state = stateOf(row);
   const stage = state.stages.find((s) => s.stage_id === stageId);
-  if (!stage || TERMINAL_PHASES.has(state.phase) || (stage.status !== "pending" && stage.status !== "waiting_admission")) return;
+  if (!stage || TERMINAL_PHASES.has(state.phase) || (stage.status !== "pending" && stage.status !== "waiting_admission")) return false;
   const ctx = await loadContext(db, state.task_id);
   const role = ctx.spec.roles[stage.role];
 
@@ -173,7 +177,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       { status: "failed", error: { code: "invalid_stage_request", message: "the stage's job would not be a valid team_stage payload" } },
       now,
     );
-    return;
+    return false;
   }
 
   const window = roleTeamWindow(env);
@@ -185,7 +189,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       now: now.getTime(),
       token: stageId,
     });
-    if (!rate.ok) return; // stays pending; the team tick launches it again
+    if (!rate.ok) return false; // stays pending; the team tick launches it again
   }
 
   const admission = await getTeamAdmission(env).admit({
@@ -204,7 +208,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
         result: null,
       };
     });
-    return;
+    return false;
   }
   if (admission.status === "refused") {
     await endStage(
@@ -220,7 +224,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       },
       now,
     );
-    return;
+    return false;
   }
 
   const charge = await getTaskBudget(env, state.task_id).charge({
@@ -238,7 +242,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       { status: "failed", error: { code: "budget_exhausted", message: "no spawn left in the task's budget" } },
       now,
     );
-    return;
+    return false;
   }
 
   const expiresAt = new Date(now.getTime() + TOKEN_TTL_MS);
@@ -251,7 +255,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
   const payload: TeamStagePayload = { ...draft, member_token: token.token, member_token_expires_at: expiresAt.toISOString() };
   const prepared = prepareJob(db, { kind: "team_stage", payload, owner: { kind: "team_round", id: roundId } }, now, undefined, {
     // The D1 row never keeps the member token; the runner inbox holds it until the job ends.
-    rowPayload: { ...payload, member_token: "[redacted]" },
+    rowPayload: { ...payload, member_token: REDACTED_SECRET },
   });
   const launched = await mutateRound(db, roundId, `dispatch:${stageId}`, now, (s) => {
     const st = s.stages.find((x) => x.stage_id === stageId);
@@ -281,9 +285,10 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       result: true,
     };
   });
-  if (!launched) return;
+  if (!launched) return false;
   try {
     await dispatchJob(env, prepared.message);
+    return true;
   } catch (err) {
     console.error(`team: stage ${stageId} could not be queued`, err);
     await db
@@ -302,7 +307,20 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
       { status: "failed", error: { code: "dispatch_failed", message: "the dispatch queue refused the stage job" } },
       now,
     );
+    return false;
   }
+}
+
+/** The packet with its hash-less artifact declarations filled from what the receipts observed. */
+function fillArtifactHashes(packet: TaskPacket, observed: ReadonlyMap<string, { sha256?: string; bytes?: number }>): TaskPacket {
+  let changed = false;
+  const artifacts = packet.artifacts.map((a) => {
+    const seen = a.path !== undefined && a.sha256 === undefined ? observed.get(a.path) : undefined;
+    if (!seen?.sha256) return a;
+    changed = true;
+    return { ...a, sha256: seen.sha256, ...(a.bytes === undefined && seen.bytes !== undefined ? { bytes: seen.bytes } : {}) };
+  });
+  return changed ? { ...packet, artifacts } : packet;
 }
 
 export type StageOutcome =
@@ -329,19 +347,38 @@ export async function endStage(env: Env, roundId: string, stageId: string, outco
   const grade = evidenceGrade(result?.evidence);
   const own = outcome.status === "completed" ? (await loadLeg(db, leg, now)).packets.filter((p) => p.writtenBy === stageId) : [];
 
-  // The member's claimed fidelity is overwritten by what was observed, and the mismatch audited.
+  // The member's claimed fidelity is overwritten by what was observed, and the mismatch audited; an
+  // artifact declared without a hash gets the one its receipt observed (a wrong declared hash is kept
+  // as declared: the receipt and its audit row say mismatch, the packet is never quietly corrected).
   const corrections: BatchItem<"sqlite">[] = [];
   if (stage.kind === "execute" || stage.kind === "repair") {
-    for (const p of own.filter((p) => p.packet.fidelity !== grade)) {
-      corrections.push(rewritePacket(db, leg, p.slot, { ...p.packet, fidelity: grade }, p.updatedAt, now));
+    const observed = new Map((result?.artifact_receipts ?? []).filter((r) => r.state === "exists" && r.sha256).map((r) => [r.path, r]));
+    for (const p of own) {
+      const filled = fillArtifactHashes(p.packet, observed);
+      const fidelityWrong = p.packet.fidelity !== grade;
+      if (!fidelityWrong && filled === p.packet) continue;
+      corrections.push(rewritePacket(db, leg, p.slot, { ...filled, fidelity: grade }, p.updatedAt, now));
+      if (fidelityWrong)
+        corrections.push(
+          roundEvent(
+            db,
+            state,
+            "team_packet_fidelity_corrected",
+            { stage_id: stageId, packet_id: p.packet.packet_id, claimed: p.packet.fidelity, observed: grade },
+            now,
+            `fidelity:${stageId}:${p.packet.packet_id}`,
+          ),
+        );
+    }
+    for (const audit of result?.artifact_audits ?? []) {
       corrections.push(
         roundEvent(
           db,
           state,
-          "team_packet_fidelity_corrected",
-          { stage_id: stageId, packet_id: p.packet.packet_id, claimed: p.packet.fidelity, observed: grade },
+          audit.type,
+          { stage_id: stageId, path: audit.path, detail: audit.detail },
           now,
-          `fidelity:${stageId}:${p.packet.packet_id}`,
+          `${audit.type}:${stageId}:${audit.path}`,
         ),
       );
     }
@@ -463,6 +500,8 @@ async function finishRound(env: Env, state: RoundState, ctx: RoundContext, now: 
   });
   await getTaskBudget(env, state.task_id).closeRound({ round: state.round_no });
   await launchPromoted(env, out.promoted, now);
+  // The goal task settles with its round (the team tick catches up if this is cut short).
+  await settleTaskForRound(getDb(env.DB), state, now);
 }
 
 /**

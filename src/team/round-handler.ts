@@ -10,6 +10,8 @@ import { endStage, launchStage, releaseEndedRounds, type StageOutcome } from "./
 import { readTeamLimits } from "./limits";
 import { activeRounds, findRound, stateOf } from "./round-store";
 import { teamStageResult } from "./stage-job";
+import { cancelRoundsOfSettledTasks } from "./task-cancel";
+import { settleTaskForRound, unsettledEndedRounds } from "./task-settle";
 
 function outcomeOf(end: Pick<JobEnd, "status" | "result" | "error" | "reason">): StageOutcome {
   if (end.status === "completed") {
@@ -46,6 +48,8 @@ export async function onTeamStageJobEnd(env: Env, end: JobEnd): Promise<void> {
 export async function teamTick(env: Env, now: Date): Promise<Record<string, unknown>> {
   const db = getDb(env.DB);
   const limits = await readTeamLimits(db);
+  // First: a round whose goal task was settled from outside launches nothing more.
+  const cancelled = await cancelRoundsOfSettledTasks(env, now);
   const expired = await getTeamAdmission(env).collectExpired({
     now: now.getTime(),
     limits: { max_active: limits.ephemeral_max_active, max_depth: limits.ephemeral_queue_max_depth, ttl_ms: limits.ephemeral_queue_ttl_ms },
@@ -92,16 +96,20 @@ export async function teamTick(env: Env, now: Date): Promise<Record<string, unkn
       applied++;
     }
     for (const stage of state.stages.filter((s) => s.status === "pending" || s.status === "waiting_admission")) {
-      await launchStage(env, row.id, stage.stage_id, now);
-      relaunched++;
+      // Counted only when its job really went out (one over the rate window stays pending).
+      if (await launchStage(env, row.id, stage.stage_id, now)) relaunched++;
     }
   }
   const endedReleased = await releaseEndedRounds(env, now);
+  let settled = 0;
+  for (const state of await unsettledEndedRounds(db)) if ((await settleTaskForRound(db, state, now)) === "settled") settled++;
   return {
     active_rounds: rounds.length,
     admission_expired: expired.expired.length,
     stage_ends_applied: applied,
     stages_relaunched: relaunched,
+    rounds_cancelled: cancelled,
     ended_rounds_released: endedReleased,
+    tasks_settled: settled,
   };
 }

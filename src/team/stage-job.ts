@@ -46,6 +46,30 @@ export const teamStagePayload = z
       /** Verify stages answer `{"verdict":"PASS"|"FAIL","reasons":[…]}`. */
       output_schema: z.enum(["verdict"]).optional(),
     }),
+    /**
+     * The employee the member works for, as its runner needs it: its effective tools (the allow-list,
+     * or the default set) and deny list decide the executor's tools and codex's sandbox; `config` is
+     * the copy the member's agent config starts from (`config_json`). Absent for a task whose employee is unknown.
+     */
+    employee: z
+      .object({
+        name: z.string().min(1).max(100),
+        capabilities: z.object({
+          allowed_tools: z.array(z.string().min(1).max(200)).max(200),
+          denied_tools: z.array(z.string().min(1).max(200)).max(200),
+        }),
+        sandbox_enabled: z.boolean(),
+        /**
+         * The employee's config as a JSON document. A string, not an object: the payload crosses
+         * Durable Object RPC and Hono's typed responses, whose types cannot take a free-form
+         * (`unknown` or recursive JSON) value.
+         */
+        config_json: z
+          .string()
+          .max(32 * 1024)
+          .optional(),
+      })
+      .optional(),
     timeout_ms: z
       .number()
       .int()
@@ -111,6 +135,17 @@ export const teamStageResult = z
             .string()
             .regex(/^[0-9a-f]{64}$/)
             .optional(),
+        }),
+      )
+      .max(64)
+      .optional(),
+    /** The receipts' audit rows (a path outside the workspace, a declared hash the bytes do not match). */
+    artifact_audits: z
+      .array(
+        z.object({
+          type: z.enum(["team_packet_artifact_refused", "team_packet_artifact_mismatch"]),
+          path: z.string().min(1).max(512),
+          detail: z.string().max(1_000),
         }),
       )
       .max(64)

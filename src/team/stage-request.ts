@@ -1,9 +1,10 @@
 import { inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { jobs } from "../db/schema";
+import { jobs, type EmployeeRow } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
+import { DEFAULT_ALLOWED_TOOLS, findEmployee } from "../tasks/employees";
 import type { StageKind } from "./budget";
 import type { RoundState, StageRecord } from "./composer";
 import { effortForRuntime } from "./effort";
@@ -26,6 +27,8 @@ export interface RoundContext {
   goal: FrozenGoal;
   employeeId: string;
   limits: TeamLimits;
+  /** The employee's registry row, when the employee exists (a round started from code may have none). */
+  employee?: EmployeeRow;
 }
 
 export const STAGE_TIMEOUT_MS = 30 * 60_000;
@@ -45,7 +48,14 @@ export const stageIds = () => newId("stg");
 export async function loadContext(db: Db, taskId: string): Promise<RoundContext> {
   const row = await findTeamSpec(db, taskId);
   if (!row?.spec) throw new AppError("conflict", `task ${taskId} has no frozen team spec`);
-  return { spec: row.spec as unknown as TeamSpec, goal: row.goal, employeeId: row.employeeId, limits: await readTeamLimits(db) };
+  const employee = await findEmployee(db, row.employeeId);
+  return {
+    spec: row.spec as unknown as TeamSpec,
+    goal: row.goal,
+    employeeId: row.employeeId,
+    limits: await readTeamLimits(db),
+    ...(employee ? { employee } : {}),
+  };
 }
 
 export const admissionLimits = (l: TeamLimits) => ({
@@ -105,6 +115,26 @@ async function stagePrompt(db: Db, state: RoundState, stage: StageRecord, ctx: S
   }
 }
 
+/** What the runner needs of the employee: effective tools and sandbox, and its config to copy. */
+export function stageEmployee(row: EmployeeRow): NonNullable<TeamStagePayload["employee"]> {
+  const capabilities = {
+    allowed_tools: row.capabilities?.allowed_tools ?? DEFAULT_ALLOWED_TOOLS,
+    denied_tools: row.capabilities?.denied_tools ?? [],
+  };
+  return {
+    name: row.name,
+    capabilities,
+    sandbox_enabled: row.sandboxEnabled === true,
+    config_json: JSON.stringify({
+      ...row.config,
+      name: row.name,
+      runtime: row.runtime,
+      model: { preferred: row.modelPreferred, ...(row.modelEffort ? { effort: row.modelEffort } : {}) },
+      capabilities,
+    }),
+  };
+}
+
 /** The stage's job payload without its member token, or null when it would not be valid. */
 export async function stageRequest(
   db: Db,
@@ -134,6 +164,7 @@ export async function stageRequest(
     round: state.round_no,
     stage_id: stage.stage_id,
     employee_id: ctx.employeeId,
+    ...(ctx.employee ? { employee: stageEmployee(ctx.employee) } : {}),
     input: {
       prompt,
       protected_marker: marker,

@@ -1,4 +1,6 @@
+import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { tasks } from "../db/schema";
 import { getTaskBudget } from "../durable-objects/task-budget";
 import type { Env } from "../env";
 import { listRoleTurns, roleTurnView, verifyChain } from "./ledger";
@@ -38,4 +40,28 @@ export async function teamTaskView(env: Env, db: Db, taskId: string) {
 export async function roleTurnsView(db: Db, taskId: string) {
   const rows = await listRoleTurns(db, taskId);
   return { task_id: taskId, role_turns: rows.map(roleTurnView), chain: await verifyChain(rows) };
+}
+
+/** A task the tasks table or the team side knows (a round started from code has no task row). */
+export async function taskKnownToTeam(db: Db, taskId: string): Promise<boolean> {
+  if (await db.select({ id: tasks.id }).from(tasks).where(eq(tasks.id, taskId)).get()) return true;
+  if (await findTeamSpec(db, taskId)) return true;
+  return (await listRoleTurns(db, taskId)).length > 0;
+}
+
+/**
+ * The team fields of `GET /v1/tasks/:id` (API.md: `team_spec`, `gate`, `rounds`, `role_turns` when
+ * present). A task the team never touched gets none of them: with the team off, the task reads
+ * exactly as it would without the feature.
+ */
+export async function teamFieldsOfTask(env: Env, db: Db, taskId: string): Promise<Record<string, unknown>> {
+  const view = await teamTaskView(env, db, taskId);
+  if (!view) return {};
+  const turns = await listRoleTurns(db, taskId);
+  const { task_id: _task, employee_id: _employee, goal: _goal, budget, rounds, ...team } = view;
+  return {
+    ...team,
+    ...(rounds.length ? { rounds, team_budget: budget } : {}),
+    ...(turns.length ? { role_turns: turns.map(roleTurnView) } : {}),
+  };
 }

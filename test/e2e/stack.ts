@@ -56,8 +56,14 @@ export interface RunnerProcess {
  * The real runner, started through its bin like a user would, with the fake CLIs first on PATH and
  * the project's node_modules/.bin removed (it holds the real, logged-out `claude`).
  */
-export function startRunner(url: string, token: string, extraEnv: Record<string, string> = {}): RunnerProcess {
-  const home = mkdtempSync(join(tmpdir(), "crewplane-e2e-"));
+export function startRunner(
+  url: string,
+  token: string,
+  extraEnv: Record<string, string> = {},
+  opts: { home?: string } = {},
+): RunnerProcess {
+  // A given home is reused (a runner restarted on the same host); otherwise a fresh one.
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), "crewplane-e2e-"));
   const path = [
     join(ROOT, "local-runner/fixtures/fake-clis"),
     ...(process.env.PATH ?? "").split(delimiter).filter((p) => !p.includes("node_modules")),

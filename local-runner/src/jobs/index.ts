@@ -1,5 +1,6 @@
 /** Dispatch by job kind. Unknown kinds are failed, not ignored, so they do not sit leased until expiry. */
 import type { LeasedJob } from "../protocol.ts";
+import { runTeamStageJob } from "./team-stage.ts";
 import { runUtilityJob } from "./utility.ts";
 import type { JobContext, JobOutcome } from "./utility.ts";
 
@@ -9,6 +10,8 @@ export async function runJob(job: LeasedJob, ctx: JobContext): Promise<JobOutcom
   switch (job.kind) {
     case "utility":
       return runUtilityJob(job, ctx);
+    case "team_stage":
+      return runTeamStageJob(job, ctx);
     default:
       return {
         kind: "failed",

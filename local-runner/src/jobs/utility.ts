@@ -31,6 +31,16 @@ export interface JobContext {
   /** Environment for model CLIs; defaults to the runner's own. */
   env?: NodeJS.ProcessEnv;
   killGraceMs?: number;
+  /** The Worker's base URL, which team members' MCP servers call with their member token. */
+  apiUrl?: string;
+  /** For the round checks of team stages (tests inject one). */
+  fetch?: typeof fetch;
+  /** How often a running team member's round is checked (default 15 s). */
+  roundCheckMs?: number;
+  /** Codex's approval mode for the crewplane MCP server (default `approve`; the seed's codex used `auto`). */
+  codexMcpApprovalMode?: string;
+  /** How members start the crewplane MCP server (default local-runner/bin/crewplane-mcp). */
+  mcpLaunch?: { command: string; args: string[] };
 }
 
 export async function runUtilityJob(job: { job_id: string; payload: unknown }, ctx: JobContext): Promise<JobOutcome> {

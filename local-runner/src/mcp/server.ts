@@ -7,7 +7,7 @@
  * - `working_state_read` / `working_state_write` → one derived file in the employee workspace that
  *   outlives the round's scaffold.
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -25,6 +25,7 @@ export const memberConfigSchema = z.object({
   tools: z.array(z.enum(CREWPLANE_TOOLS)),
   working_state_path: z.string().min(1),
   expires_at: z.string().optional(),
+  calls_log_path: z.string().min(1).optional(),
 });
 export type MemberIdentity = z.infer<typeof memberConfigSchema>;
 
@@ -33,6 +34,26 @@ export interface ServerDeps {
   /** Per HTTP call. */
   timeoutMs?: number;
 }
+
+/**
+ * One line of the member's call log (`calls_log_path`): what the server itself served, read by the
+ * runner after the CLI exits. It is the `mcp_only` evidence (seed 002: the member has an audit row
+ * in its dispatch window) and the record of which packets, declaring which artifacts, really reached
+ * the Worker — independent of what the CLI's own stream chose to show.
+ */
+export interface McpCallRecord {
+  tool: string;
+  ok: boolean;
+  at: string;
+  status?: number;
+  packet_id?: string;
+  leg?: string;
+  slot?: string;
+  artifacts?: Array<{ path?: string; sha256?: string; bytes?: number }>;
+}
+
+/** Where each role hands off when the packet does not say (the legs the Worker serves). */
+const DEFAULT_TO_ROLE: Record<string, string> = { planner: "executor", executor: "verifier", verifier: "executor", utility: "executor" };
 
 const RESPONSE_LIMIT = 100_000;
 const WORKING_STATE_LIMIT = 64 * 1024;
@@ -54,7 +75,19 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
   const has = (tool: (typeof CREWPLANE_TOOLS)[number]): boolean => identity.tools.includes(tool);
   const employeePath = `/v1/employees/${encodeURIComponent(identity.employee_id)}`;
 
-  const call = async (method: "GET" | "POST", path: string, body?: unknown): Promise<CallToolResult> => {
+  const record = async (entry: Omit<McpCallRecord, "at">): Promise<void> => {
+    if (!identity.calls_log_path) return;
+    // Best effort: a log that cannot be written loses evidence, never the call itself.
+    await appendFile(identity.calls_log_path, `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`, { mode: 0o600 }).catch(
+      () => undefined,
+    );
+  };
+
+  const call = async (
+    method: "GET" | "POST",
+    path: string,
+    body?: unknown,
+  ): Promise<CallToolResult & { status?: number; json?: unknown }> => {
     let response: Response;
     try {
       response = await doFetch(new URL(path, identity.api_url), {
@@ -70,8 +103,14 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
       return failure(`crewplane could not be reached: ${err instanceof Error ? err.message : String(err)}`);
     }
     const text = await response.text().catch(() => "");
-    if (!response.ok) return failure(describeProblem(response.status, text));
-    return { content: [{ type: "text", text: clip(pretty(text)) }] };
+    if (!response.ok) return { ...failure(describeProblem(response.status, text)), status: response.status };
+    return { content: [{ type: "text", text: clip(pretty(text)) }], status: response.status, json: parseJson(text) };
+  };
+  /** Calls the Worker and logs the call; the MCP result carries only content and isError. */
+  const served = async (tool: string, method: "GET" | "POST", path: string, body?: unknown): Promise<CallToolResult> => {
+    const { status, json: _json, ...result } = await call(method, path, body);
+    await record({ tool, ok: result.isError !== true, ...(status !== undefined ? { status } : {}) });
+    return result;
   };
 
   if (has("team_handoff")) {
@@ -83,7 +122,29 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
         inputSchema: { packet: z.record(z.string(), z.unknown()).describe(PACKET_DESCRIPTION) },
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       },
-      async ({ packet }) => call("POST", "/v1/team/handoff", { packet }),
+      async ({ packet }) => {
+        // Who hands off is this member, from its own config: goal_id, round and from_role are filled
+        // in (a model's own guess at them is replaced), and the Worker checks them against the token's pin.
+        const own: Record<string, unknown> = {
+          ...packet,
+          goal_id: identity.task_id,
+          round: identity.round,
+          from_role: identity.role,
+          to_role: typeof packet.to_role === "string" ? packet.to_role : DEFAULT_TO_ROLE[identity.role],
+        };
+        const { status, json, ...result } = await call("POST", "/v1/team/handoff", { packet: own });
+        const stored = json as { leg?: unknown; slot?: unknown; packet_id?: unknown } | undefined;
+        await record({
+          tool: "team_handoff",
+          ok: result.isError !== true,
+          ...(status !== undefined ? { status } : {}),
+          ...(typeof own.packet_id === "string" ? { packet_id: own.packet_id } : {}),
+          ...(typeof stored?.leg === "string" ? { leg: stored.leg } : {}),
+          ...(typeof stored?.slot === "string" ? { slot: stored.slot } : {}),
+          ...(result.isError !== true ? { artifacts: declaredArtifacts(own.artifacts) } : {}),
+        });
+        return result;
+      },
     );
   }
   if (has("memory_search")) {
@@ -94,7 +155,7 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
         inputSchema: { q: z.string().min(1).max(500), limit: z.number().int().min(1).max(50).optional() },
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
-      async ({ q, limit }) => call("GET", `${employeePath}/memory?${query({ q, limit })}`),
+      async ({ q, limit }) => served("memory_search", "GET", `${employeePath}/memory?${query({ q, limit })}`),
     );
   }
   if (has("wiki_search")) {
@@ -105,7 +166,7 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
         inputSchema: { q: z.string().min(1).max(500), limit: z.number().int().min(1).max(50).optional() },
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
-      async ({ q, limit }) => call("GET", `${employeePath}/wiki?${query({ q, limit })}`),
+      async ({ q, limit }) => served("wiki_search", "GET", `${employeePath}/wiki?${query({ q, limit })}`),
     );
   }
   if (has("wiki_read")) {
@@ -116,7 +177,7 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
         inputSchema: { slug: z.string().regex(SLUG, "a wiki slug: letters, digits, '.', '_' and '-'") },
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
-      async ({ slug }) => call("GET", `${employeePath}/wiki/${encodeURIComponent(slug)}`),
+      async ({ slug }) => served("wiki_read", "GET", `${employeePath}/wiki/${encodeURIComponent(slug)}`),
     );
   }
   if (has("working_state_read")) {
@@ -131,6 +192,7 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
           if (err.code === "ENOENT") return undefined;
           throw err;
         });
+        await record({ tool: "working_state_read", ok: true });
         return { content: [{ type: "text", text: text ?? "(no working state yet)" }] };
       },
     );
@@ -148,11 +210,36 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
         const temp = `${identity.working_state_path}.${process.pid}.tmp`;
         await writeFile(temp, content, { mode: 0o600 });
         await rename(temp, identity.working_state_path);
+        await record({ tool: "working_state_write", ok: true });
         return { content: [{ type: "text", text: `working state saved (${content.length} characters)` }] };
       },
     );
   }
   return server;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The artifact declarations of a packet as sent (paths and claimed hashes), for the runner's receipts. */
+function declaredArtifacts(value: unknown): NonNullable<McpCallRecord["artifacts"]> {
+  if (!Array.isArray(value)) return [];
+  return value.slice(0, 64).flatMap((a) => {
+    if (a === null || typeof a !== "object") return [];
+    const { path, sha256, bytes } = a as Record<string, unknown>;
+    return [
+      {
+        ...(typeof path === "string" ? { path } : {}),
+        ...(typeof sha256 === "string" ? { sha256 } : {}),
+        ...(typeof bytes === "number" ? { bytes } : {}),
+      },
+    ];
+  });
 }
 
 function query(params: Record<string, string | number | undefined>): string {

@@ -55,12 +55,36 @@ export interface ScaffoldSpec {
   member: { token: string; apiUrl: string; expiresAt?: string | undefined };
   /** How to start the crewplane MCP server; defaults to local-runner/bin/crewplane-mcp. */
   mcpLaunch?: { command: string; args: string[] };
+  /**
+   * The stage this member runs. With fan-out several executors of one round run at once, so a team
+   * stage gets its own scaffold per stage (`<task>-<round>-<role>-<stage>`), never a shared one.
+   */
+  stageId?: string | undefined;
+  /** Recorded in the manifest for the maintenance sweep ("is this round over?"). */
+  roundId?: string | undefined;
+  jobId?: string | undefined;
 }
 
 export interface ScaffoldKey {
   taskId: string;
   round: number;
   role: Role;
+  stageId?: string | undefined;
+}
+
+/** What the maintenance sweep knows about a scaffold besides its key (from `scaffold.json`). */
+export interface ScaffoldManifest {
+  task_id: string;
+  round: number;
+  role: Role;
+  runtime?: string;
+  employee_id?: string;
+  stage_id?: string;
+  round_id?: string;
+  job_id?: string;
+  /** The member token's expiry: past it the round is over whatever the Worker says. */
+  expires_at?: string;
+  created_at?: string;
 }
 
 export interface Scaffold {
@@ -79,6 +103,8 @@ export interface Scaffold {
   soul: string;
   memberConfigPath: string;
   mcpConfigPath: string;
+  /** The crewplane MCP server appends one line per tool call here (the member's own audit trail). */
+  callsLogPath: string;
   mcpServer: McpServerLaunch;
   tools: RoleTools;
 }
@@ -94,6 +120,8 @@ export interface MemberConfig {
   tools: string[];
   working_state_path: string;
   expires_at?: string;
+  /** Where the server records each call it served (tool, outcome, handed-off packet and artifacts). */
+  calls_log_path?: string;
 }
 
 export function ephemeralRoot(home: string): string {
@@ -108,12 +136,13 @@ export function employeeWorkspace(home: string, employeeId: string): string {
 export function scaffoldDir(home: string, key: ScaffoldKey): string {
   assertId("task id", key.taskId);
   if (!Number.isInteger(key.round) || key.round < 0 || key.round > 100_000) throw new Error(`invalid round: ${key.round}`);
-  return join(ephemeralRoot(home), `${key.taskId}-${key.round}-${key.role}`);
+  if (key.stageId !== undefined) assertId("stage id", key.stageId);
+  return join(ephemeralRoot(home), `${key.taskId}-${key.round}-${key.role}${key.stageId !== undefined ? `-${key.stageId}` : ""}`);
 }
 
 /** Writes a fresh scaffold (an older one for the same key, from a retried attempt, is replaced). */
 export async function writeScaffold(spec: ScaffoldSpec): Promise<Scaffold> {
-  const key: ScaffoldKey = { taskId: spec.taskId, round: spec.round, role: spec.role };
+  const key: ScaffoldKey = { taskId: spec.taskId, round: spec.round, role: spec.role, ...(spec.stageId ? { stageId: spec.stageId } : {}) };
   const dir = scaffoldDir(spec.home, key);
   const workspaceDir = employeeWorkspace(spec.home, spec.employee.id);
   const worksInWorkspace = spec.runtime === "claude" || spec.runtime === "codex";
@@ -126,6 +155,7 @@ export async function writeScaffold(spec: ScaffoldSpec): Promise<Scaffold> {
     soulPath: join(dir, "SOUL.md"),
     memberConfigPath: join(dir, "member.json"),
     mcpConfigPath: join(dir, ".mcp.json"),
+    callsLogPath: join(dir, "calls.jsonl"),
   };
   const mcpServer: McpServerLaunch = {
     name: CREWPLANE_SERVER,
@@ -144,6 +174,19 @@ export async function writeScaffold(spec: ScaffoldSpec): Promise<Scaffold> {
     // Derived, never accepted from a tool call: the working state lives with the employee, past the round.
     working_state_path: join(workspaceDir, "state", "working_state", `${spec.taskId}.md`),
     ...(spec.member.expiresAt ? { expires_at: spec.member.expiresAt } : {}),
+    calls_log_path: paths.callsLogPath,
+  };
+  const manifest: ScaffoldManifest = {
+    task_id: key.taskId,
+    round: key.round,
+    role: key.role,
+    runtime: spec.runtime,
+    employee_id: spec.employee.id,
+    ...(spec.stageId ? { stage_id: spec.stageId } : {}),
+    ...(spec.roundId ? { round_id: spec.roundId } : {}),
+    ...(spec.jobId ? { job_id: spec.jobId } : {}),
+    ...(spec.member.expiresAt ? { expires_at: spec.member.expiresAt } : {}),
+    created_at: new Date().toISOString(),
   };
 
   const files: Array<[string, string, number?]> = [
@@ -151,10 +194,7 @@ export async function writeScaffold(spec: ScaffoldSpec): Promise<Scaffold> {
     ["SOUL.md", soul],
     ["member.json", `${JSON.stringify(memberConfig, null, 2)}\n`, 0o600],
     [".mcp.json", `${JSON.stringify({ mcpServers: { [CREWPLANE_SERVER]: stdioServer(mcpServer) } }, null, 2)}\n`],
-    [
-      "scaffold.json",
-      `${JSON.stringify({ task_id: key.taskId, round: key.round, role: key.role, runtime: spec.runtime, employee_id: spec.employee.id }, null, 2)}\n`,
-    ],
+    ["scaffold.json", `${JSON.stringify(manifest, null, 2)}\n`],
     ...runtimeMcpFiles(spec.runtime, mcpServer, tools),
   ];
 
@@ -289,19 +329,31 @@ export interface SweepReport {
   kept: string[];
 }
 
+/** One scaffold as the sweep finds it: its key, and its manifest when that is readable. */
+export interface FoundScaffold {
+  dir: string;
+  manifest?: ScaffoldManifest;
+}
+
 /**
  * The maintenance pass: removes every scaffold whose round is over according to `isRoundOver`
  * (a round that died before its own cleanup), and staging leftovers of a crashed write.
  */
-export async function sweepScaffolds(home: string, isRoundOver: (key: ScaffoldKey) => boolean | Promise<boolean>): Promise<SweepReport> {
+export async function sweepScaffolds(
+  home: string,
+  isRoundOver: (key: ScaffoldKey, found: FoundScaffold) => boolean | Promise<boolean>,
+): Promise<SweepReport> {
   const root = ephemeralRoot(home);
   const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
   const report: SweepReport = { removed: [], kept: [] };
   for (const entry of entries) {
     if (!entry.isDirectory()) continue;
     const dir = join(root, entry.name);
-    const key = entry.name.includes(".staging-") ? "staging" : await readKey(dir, entry.name);
-    if (key === "staging" || (key !== undefined && (await isRoundOver(key)))) {
+    const found = entry.name.includes(".staging-") ? "staging" : await readKey(dir, entry.name);
+    if (
+      found === "staging" ||
+      (found !== undefined && (await isRoundOver(found.key, { dir, ...(found.manifest ? { manifest: found.manifest } : {}) })))
+    ) {
       await rm(dir, { recursive: true, force: true });
       report.removed.push(dir);
     } else {
@@ -311,21 +363,23 @@ export async function sweepScaffolds(home: string, isRoundOver: (key: ScaffoldKe
   return report;
 }
 
-async function readKey(dir: string, name: string): Promise<ScaffoldKey | undefined> {
+async function readKey(dir: string, name: string): Promise<{ key: ScaffoldKey; manifest?: ScaffoldManifest } | undefined> {
   try {
-    const manifest = JSON.parse(await readFile(join(dir, "scaffold.json"), "utf8")) as {
-      task_id?: unknown;
-      round?: unknown;
-      role?: unknown;
-    };
+    const manifest = JSON.parse(await readFile(join(dir, "scaffold.json"), "utf8")) as Partial<ScaffoldManifest> & { role?: unknown };
     if (typeof manifest.task_id === "string" && typeof manifest.round === "number" && isRole(manifest.role)) {
-      return { taskId: manifest.task_id, round: manifest.round, role: manifest.role };
+      const stageId = typeof manifest.stage_id === "string" ? manifest.stage_id : undefined;
+      return {
+        key: { taskId: manifest.task_id, round: manifest.round, role: manifest.role, ...(stageId ? { stageId } : {}) },
+        manifest: manifest as ScaffoldManifest,
+      };
     }
   } catch {
     // No readable manifest: fall back to the directory name.
   }
-  const match = /^(.+)-(\d+)-(planner|executor|verifier|utility)$/.exec(name);
-  return match ? { taskId: match[1]!, round: Number(match[2]), role: match[3] as Role } : undefined;
+  const match = /^(.+?)-(\d+)-(planner|executor|verifier|utility)(?:-([A-Za-z0-9][A-Za-z0-9._-]*))?$/.exec(name);
+  return match
+    ? { key: { taskId: match[1]!, round: Number(match[2]), role: match[3] as Role, ...(match[4] ? { stageId: match[4] } : {}) } }
+    : undefined;
 }
 
 function isRole(value: unknown): value is Role {

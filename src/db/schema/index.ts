@@ -9,3 +9,4 @@ export * from "./team";
 export * from "./nodes";
 export * from "./council";
 export * from "./projects";
+export * from "./knowledge";

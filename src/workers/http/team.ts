@@ -4,10 +4,13 @@ import { getDb } from "../../db/client";
 import { requireAuth } from "../../lib/auth";
 import { notFound } from "../../lib/errors";
 import { validate } from "../../lib/validation";
+import { employeeId } from "../../tasks/employees";
+import { goalBody, openGoal } from "../../team/goal-request";
 import { costByRole } from "../../team/ledger";
 import { handoffPacket } from "../../team/handoff";
+import { memberStatus } from "../../team/member-status";
 import { taskPacket } from "../../team/packet";
-import { roleTurnsView, teamTaskView } from "../../team/views";
+import { roleTurnsView, taskKnownToTeam, teamTaskView } from "../../team/views";
 import type { AppEnv } from "../app-env";
 
 const taskParam = z.object({ id: z.string().min(1).max(64) });
@@ -18,6 +21,7 @@ export const teamRoutes = new Hono<AppEnv>()
     const out = await handoffPacket(getDb(c.env.DB), c.var.principal, c.req.valid("json").packet, c.var.clock.now());
     return c.json(out, 201);
   })
+  .get("/member", requireAuth({ member: true }), async (c) => c.json(await memberStatus(getDb(c.env.DB), c.var.principal)))
   .get("/tasks/:id", requireAuth({ operator: "viewer" }), validate("param", taskParam), async (c) => {
     const view = await teamTaskView(c.env, getDb(c.env.DB), c.req.valid("param").id);
     if (!view) throw notFound("team task");
@@ -30,8 +34,22 @@ export const teamTaskRoutes = new Hono<AppEnv>().get(
   requireAuth({ operator: "viewer" }),
   validate("param", taskParam),
   async (c) => {
-    const view = await roleTurnsView(getDb(c.env.DB), c.req.valid("param").id);
-    return c.json(view);
+    const db = getDb(c.env.DB);
+    const { id } = c.req.valid("param");
+    if (!(await taskKnownToTeam(db, id))) throw notFound(`task ${id}`);
+    return c.json(await roleTurnsView(db, id));
+  },
+);
+
+/** `POST /v1/employees/:id/goals`: a goal for an employee, with the team's gate and spec. Mounted beside the employees router. */
+export const teamEmployeeRoutes = new Hono<AppEnv>().post(
+  "/:id/goals",
+  requireAuth({ operator: "manager" }),
+  validate("param", z.object({ id: employeeId })),
+  validate("json", goalBody),
+  async (c) => {
+    const out = await openGoal(c.env, getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+    return c.json(out, 201);
   },
 );
 

@@ -45,7 +45,11 @@ export interface FakeRunnerServer {
   close(): Promise<void>;
 }
 
-export async function startFakeServer(options: { token?: string } = {}): Promise<FakeRunnerServer> {
+/**
+ * `forwardTo`: requests outside the runner protocol (a member's MCP server calling the team API with
+ * its member token) are passed to that base URL, so one URL serves a runner and its members.
+ */
+export async function startFakeServer(options: { token?: string; forwardTo?: string } = {}): Promise<FakeRunnerServer> {
   const token = options.token ?? `runner-token-${randomUUID()}`;
   const requests: RecordedRequest[] = [];
   const queue: QueuedJob[] = [];
@@ -66,6 +70,20 @@ export async function startFakeServer(options: { token?: string } = {}): Promise
       authorization: req.headers.authorization,
       body: text ? JSON.parse(text) : undefined,
     };
+    if (options.forwardTo && !recorded.path.startsWith("/v1/runner/")) {
+      const forwarded = await fetch(new URL(recorded.path, options.forwardTo), {
+        method: recorded.method,
+        headers: {
+          ...(recorded.authorization ? { authorization: recorded.authorization } : {}),
+          ...(text ? { "content-type": "application/json" } : {}),
+        },
+        ...(text ? { body: text } : {}),
+      }).catch(() => undefined);
+      if (!forwarded) return problem(res, 502, "bad_gateway", "the team API stand-in is not reachable");
+      res.writeHead(forwarded.status, { "content-type": forwarded.headers.get("content-type") ?? "application/json" });
+      res.end(await forwarded.text());
+      return;
+    }
     requests.push(recorded);
 
     if (recorded.authorization !== `Bearer ${token}`) return problem(res, 401, "unauthorized", "invalid runner token");

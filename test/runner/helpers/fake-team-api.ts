@@ -36,6 +36,10 @@ export interface FakeTeamApi {
   packets: StoredPacket[];
   /** Mints a token pinned to this member. */
   mint(pin: MemberPin): string;
+  /** The round ended: the Worker revokes its members' tokens, so they get 401 from now on. */
+  revoke(token: string): void;
+  /** The stage ended while the round goes on (`GET /v1/team/member` then says `live: false`). */
+  endStage(token: string): void;
   memory: Record<string, Array<{ id: string; text: string }>>;
   wiki: Record<string, Record<string, { title: string; body: string }>>;
   close(): Promise<void>;
@@ -45,6 +49,7 @@ export async function startFakeTeamApi(): Promise<FakeTeamApi> {
   const requests: TeamRequest[] = [];
   const packets: StoredPacket[] = [];
   const tokens = new Map<string, MemberPin>();
+  const endedStages = new Set<string>();
   const memory: FakeTeamApi["memory"] = {};
   const wiki: FakeTeamApi["wiki"] = {};
 
@@ -77,6 +82,17 @@ export async function startFakeTeamApi(): Promise<FakeTeamApi> {
     const pin = token ? tokens.get(token) : undefined;
     if (!pin) return problem(401, "unauthorized", "invalid member token");
 
+    if (req.method === "GET" && url.pathname === "/v1/team/member") {
+      const ended = endedStages.has(token!);
+      return send(200, {
+        task_id: pin.taskId,
+        round: pin.round,
+        role: pin.role,
+        round_phase: "executing",
+        stage_status: ended ? "completed" : "dispatched",
+        live: !ended,
+      });
+    }
     if (req.method === "POST" && url.pathname === "/v1/team/handoff") {
       const packet = (body as { packet?: unknown })?.packet;
       if (!packet || typeof packet !== "object" || Array.isArray(packet)) {
@@ -128,6 +144,12 @@ export async function startFakeTeamApi(): Promise<FakeTeamApi> {
       const token = `member_${randomUUID().replace(/-/g, "")}.${randomUUID().replace(/-/g, "")}`;
       tokens.set(token, pin);
       return token;
+    },
+    revoke(token) {
+      tokens.delete(token);
+    },
+    endStage(token) {
+      endedStages.add(token);
     },
     close() {
       server.closeAllConnections();

@@ -117,6 +117,7 @@ describe("writeScaffold", () => {
       role: "executor",
       tools: ["team_handoff", "memory_search", "wiki_read"],
       working_state_path: join(scaffold.workspaceDir, "state/working_state/task_1.md"),
+      calls_log_path: join(scaffold.dir, "calls.jsonl"),
     });
     const mcp = JSON.parse(readFileSync(scaffold.mcpConfigPath, "utf8"));
     expect(Object.keys(mcp.mcpServers)).toEqual(["crewplane"]);
@@ -259,6 +260,22 @@ describe("removal and the maintenance sweep", () => {
       [over.dir, overNoManifest.dir, `${scaffoldDir(s.home, { taskId: "task_x", round: 1, role: "verifier" })}.staging-abcd`].sort(),
     );
     expect(existsSync(live.dir)).toBe(true);
+  });
+
+  it("gives each fanned-out executor stage its own scaffold, and the sweep reads the stage back from it", async () => {
+    const s = spec();
+    const a = await writeScaffold({ ...s, stageId: "stg_a", jobId: "job_a", member: { ...s.member, token: "member_a.secret" } });
+    const b = await writeScaffold({ ...s, stageId: "stg_b", jobId: "job_b", member: { ...s.member, token: "member_b.secret" } });
+    expect(a.dir).toBe(join(s.home, "agents/.ephemeral/task_1-3-executor-stg_a"));
+    expect(JSON.parse(readFileSync(a.memberConfigPath, "utf8")).member_token).toBe("member_a.secret");
+    expect(JSON.parse(readFileSync(b.memberConfigPath, "utf8")).member_token).toBe("member_b.secret");
+    rmSync(join(b.dir, "scaffold.json")); // the directory name alone still names the stage
+    const seen: string[] = [];
+    await sweepScaffolds(s.home, (key, found) => {
+      seen.push(`${key.stageId}:${found.manifest?.job_id ?? "-"}`);
+      return false;
+    });
+    expect(seen.sort()).toEqual(["stg_a:job_a", "stg_b:-"]);
   });
 
   it("sweeps nothing when there is no .ephemeral directory yet", async () => {

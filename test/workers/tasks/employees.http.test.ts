@@ -25,6 +25,9 @@ describe("employees", () => {
       },
       sandbox_enabled: false,
       config: {},
+      // Team-as-Agent: with no [team] anywhere every role cascades to the employee's own model, so
+      // the verifier would share the executor's family and no team would form.
+      team: expect.objectContaining({ enabled: true, valid: false, refusal: expect.objectContaining({ reason: "verifier_same_family" }) }),
     });
     expect(got.capabilities).toBeUndefined();
     expect(got.sandbox_enabled).toBeUndefined();
@@ -88,9 +91,10 @@ describe("employees", () => {
     }
   });
 
-  it("validates the body strictly (no team field yet, labels, runtimes) and changes nothing on 422", async () => {
+  it("validates the body strictly (the team field's shape, labels, runtimes) and changes nothing on 422", async () => {
     for (const bad of [
-      body({ team: { enabled: true } }),
+      body({ team: { enabled: "yes" } }),
+      body({ team: { roles: { planner: { vendor: "x" } } } }),
       body({ runtime: "gpt" }),
       body({ name: "bad\u202Ename" }),
       body({ model: { preferred: "x", effort: "extreme" } }),

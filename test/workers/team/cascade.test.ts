@@ -100,6 +100,27 @@ describe("the [team] cascade", () => {
     expect(eff.reports).toContainEqual({ token: "effort_without_binding", role: "planner", value: "max", level: "global" });
   });
 
+  it("says that an executor on antigravity or grok keeps no files across rounds (its scaffold is its cwd), and nothing for claude or codex", () => {
+    const withExecutor = (executor: Record<string, string>) =>
+      cascadeTeamConfig({ ...global, roles: { ...global.roles, executor } }, undefined, own);
+    expect(withExecutor({ runtime: "grok", model: "grok-4" }).reports).toContainEqual({
+      token: "executor_files_do_not_persist",
+      role: "executor",
+      runtime: "grok",
+    });
+    // A model-only role: the runtime is the catalog's for its family.
+    expect(withExecutor({ model: "gemini-3.7-pro" }).reports).toContainEqual(expect.objectContaining({ runtime: "antigravity" }));
+    expect(withExecutor({ runtime: "agy", model: "gemini-3.7-pro" }).reports).toContainEqual(
+      expect.objectContaining({ runtime: "antigravity" }),
+    );
+    const quiet: Record<string, string>[] = [
+      { runtime: "codex", model: "gpt-5.5" },
+      { runtime: "claude", model: "claude-opus-4-6" },
+      { model: "gpt-5.5" },
+    ];
+    for (const executor of quiet) expect(withExecutor(executor).reports).toEqual([]);
+  });
+
   it("marks roles as configured when any level declares any role field, and explicit enable only for a true that decides", () => {
     expect(cascadeTeamConfig({}, { roles: { verifier: { effort: "low" } } }, own).roles_configured).toBe(true);
     expect(cascadeTeamConfig({ roles: {} }, undefined, own).roles_configured).toBe(false);

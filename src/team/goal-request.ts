@@ -1,0 +1,123 @@
+import { z } from "zod";
+import type { Db } from "../db/client";
+import { TASK_PRIORITIES, type EmployeeRow } from "../db/schema";
+import type { Env } from "../env";
+import { notFound } from "../lib/errors";
+import { label } from "../lib/validation";
+import { createTask } from "../tasks/create-task";
+import { findEmployee } from "../tasks/employees";
+import { decideGate } from "./gate";
+import { openTeamGoal, type GoalEmployee } from "./goals";
+import { startTeamRound } from "./round-driver";
+import { teamSettings } from "./settings";
+
+const count = z.number().int().min(0).max(100_000);
+
+/**
+ * `POST /v1/employees/:id/goals` (API.md "Team-as-Agent"). `tags` and `priority` are optional
+ * additions: they give the goal task its class, as for `POST /v1/tasks`.
+ */
+export const goalBody = z.strictObject({
+  title: label(300),
+  acceptance_criteria: z.array(z.string().trim().min(1).max(2_000)).max(50),
+  signals: z
+    .strictObject({
+      independent_items: count.optional(),
+      dependency_hubs: count.optional(),
+      fits_one_context: z.boolean().optional(),
+      produces_artifacts: z.boolean().optional(),
+    })
+    .optional(),
+  exclusions: z
+    .strictObject({
+      live_channel_turn: z.boolean().optional(),
+      plan_first_pending: z.boolean().optional(),
+      irreversible_in_plan: z.boolean().optional(),
+    })
+    .optional(),
+  rounds_left: z.number().int().min(0).max(1_000).optional(),
+  tags: z.array(label(64)).max(20).default([]),
+  priority: z.enum(TASK_PRIORITIES).default("medium"),
+});
+export type GoalBody = z.infer<typeof goalBody>;
+
+/** What the team feature reads of an employee row: its model, its own `[team]`, its sandbox. */
+export function goalEmployee(row: EmployeeRow): GoalEmployee {
+  const team = teamSettings.safeParse(row.config?.team);
+  return {
+    id: row.id,
+    model: { runtime: row.runtime, preferred: row.modelPreferred, ...(row.modelEffort ? { effort: row.modelEffort } : {}) },
+    ...(row.config?.team !== undefined && team.success ? { team: team.data } : {}),
+    sandbox_enabled: row.sandboxEnabled === true,
+  };
+}
+
+/**
+ * A goal for an employee: the goal task is created and routed like any task (dispatch guard, D5
+ * overrides), then the team side decides on the employee that got it — cascade and validation,
+ * gate, spec freeze — and, when the gate says team (or gray: the planner runs once and the gate is
+ * re-run on its real decomposition), the first round starts. Otherwise the task stays with the
+ * employee as a solo goal, byte-identical to the system without a team.
+ */
+export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalBody, actor: string, now: Date) {
+  if (!(await findEmployee(db, employeeId))) throw notFound(`employee ${employeeId}`);
+  const created = await createTask(
+    env,
+    db,
+    {
+      title: body.title,
+      tags: body.tags,
+      priority: body.priority,
+      mode: "goal",
+      assignee: employeeId,
+      acceptance_criteria: body.acceptance_criteria,
+    },
+    actor,
+    now,
+  );
+  const worker = await findEmployee(db, created.assigned_to);
+  if (!worker) throw notFound(`employee ${created.assigned_to}`);
+  const goal = { title: body.title, acceptance_criteria: body.acceptance_criteria };
+  const opened = await openTeamGoal(
+    db,
+    {
+      taskId: created.task_id,
+      employee: goalEmployee(worker),
+      goal,
+      ...(body.signals ? { signals: body.signals } : {}),
+      ...(body.exclusions ? { exclusions: body.exclusions } : {}),
+      ...(body.rounds_left !== undefined ? { rounds_left: body.rounds_left } : {}),
+    },
+    now,
+  );
+  const base = { task_id: created.task_id, assigned_to: created.assigned_to, routed_by: created.routed_by };
+  if (opened.team === "disabled") {
+    // Nothing was recorded for the team; the gate is shown as what it is: not consulted.
+    const signals = decideGate({
+      mode: "always_solo",
+      sandbox_enabled: false,
+      signals: body.signals ?? {},
+      exclusions: {},
+      acceptance_criteria_count: goal.acceptance_criteria.length,
+    }).signals;
+    return { ...base, gate: { decision: "solo" as const, reason: "team_disabled", signals } };
+  }
+  if (opened.team === "refused") {
+    return {
+      ...base,
+      gate: opened.gate,
+      team_refused: { reason: opened.team_refused.reason, role: opened.team_refused.role, detail: opened.team_refused.detail },
+    };
+  }
+  const round =
+    opened.gate.decision === "team" || opened.gate.decision === "gray"
+      ? (await startTeamRound(env, created.task_id, now)).state
+      : undefined;
+  return {
+    ...base,
+    gate: opened.gate,
+    team_spec: opened.team_spec,
+    ...(opened.reports.length ? { reports: opened.reports } : {}),
+    ...(round ? { round: { round_id: round.round_id, round: round.round_no, phase: round.phase } } : {}),
+  };
+}

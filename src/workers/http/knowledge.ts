@@ -1,0 +1,76 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { getDb } from "../../db/client";
+import { requireAuth } from "../../lib/auth";
+import { notFound } from "../../lib/errors";
+import { validate } from "../../lib/validation";
+import { assertMayReadKnowledge } from "../../knowledge/access";
+import { addMemory, memoryBody, searchMemory } from "../../knowledge/memory";
+import { putWikiPage, readWikiPage, searchWiki, wikiBody, wikiSlug } from "../../knowledge/wiki";
+import { employeeId, findEmployee } from "../../tasks/employees";
+import type { AppEnv } from "../app-env";
+
+const idParam = z.object({ id: employeeId });
+const pageParam = z.object({ id: employeeId, slug: wikiSlug });
+const searchQuery = z.object({
+  q: z.string().trim().min(1).max(500).optional(),
+  limit: z.coerce.number().int().min(1).max(50).default(10),
+});
+
+async function existing(db: ReturnType<typeof getDb>, id: string) {
+  if (!(await findEmployee(db, id))) throw notFound(`employee ${id}`);
+}
+
+/**
+ * An employee's memory and wiki (issue 11 item 6), mounted beside the employee registry: operators
+ * (manager) write, operators (viewer) and the employee's own role members (member token) read; the
+ * crewplane MCP server's `memory_search`, `wiki_search` and `wiki_read` call the GET routes.
+ */
+export const knowledgeRoutes = new Hono<AppEnv>()
+  .post("/:id/memory", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", memoryBody), async (c) => {
+    const db = getDb(c.env.DB);
+    const { id } = c.req.valid("param");
+    await existing(db, id);
+    return c.json(await addMemory(db, id, c.req.valid("json"), c.var.principal.id, c.var.clock.now()), 201);
+  })
+  .get(
+    "/:id/memory",
+    requireAuth({ operator: "viewer", member: true }),
+    validate("param", idParam),
+    validate("query", searchQuery),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id } = c.req.valid("param");
+      await assertMayReadKnowledge(db, c.var.principal, id);
+      await existing(db, id);
+      const { q, limit } = c.req.valid("query");
+      return c.json({ employee_id: id, ...(q ? { q } : {}), entries: await searchMemory(db, id, q, limit) });
+    },
+  )
+  .put("/:id/wiki/:slug", requireAuth({ operator: "manager" }), validate("param", pageParam), validate("json", wikiBody), async (c) => {
+    const db = getDb(c.env.DB);
+    const { id, slug } = c.req.valid("param");
+    await existing(db, id);
+    const { page, created } = await putWikiPage(db, id, slug, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+    return c.json({ ...page, created }, created ? 201 : 200);
+  })
+  .get(
+    "/:id/wiki",
+    requireAuth({ operator: "viewer", member: true }),
+    validate("param", idParam),
+    validate("query", searchQuery),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id } = c.req.valid("param");
+      await assertMayReadKnowledge(db, c.var.principal, id);
+      await existing(db, id);
+      const { q, limit } = c.req.valid("query");
+      return c.json({ employee_id: id, ...(q ? { q } : {}), pages: await searchWiki(db, id, q, limit) });
+    },
+  )
+  .get("/:id/wiki/:slug", requireAuth({ operator: "viewer", member: true }), validate("param", pageParam), async (c) => {
+    const db = getDb(c.env.DB);
+    const { id, slug } = c.req.valid("param");
+    await assertMayReadKnowledge(db, c.var.principal, id);
+    return c.json(await readWikiPage(db, id, slug));
+  });

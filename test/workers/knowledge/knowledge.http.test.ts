@@ -1,0 +1,132 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { openTeamGoal } from "../../../src/team/goals";
+import { startTeamRound } from "../../../src/team/round-driver";
+import { call, createOperator, createRunner, mintToken } from "../../factories";
+import { leaseStages } from "../../factories/scripted-runner";
+import { db, newTaskId, putTeamConfig, SEED_TEAM } from "../../factories/team";
+
+/** An employee's memory and wiki: written by managers, searched (FTS5) by viewers and the employee's own members. */
+async function putEmployee(id: string) {
+  const res = await call(`/v1/employees/${id}`, {
+    method: "PUT",
+    body: { name: id, runtime: "claude", model: { preferred: "claude-sonnet-4-6" } },
+  });
+  expect(res.status).toBe(200);
+}
+
+/** A member token of a real round working for `employee` (its planner's). */
+async function memberOf(employee: string) {
+  await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+  const taskId = newTaskId();
+  const opened = await openTeamGoal(
+    db(),
+    {
+      taskId,
+      employee: { id: employee, model: { runtime: "claude", preferred: "claude-sonnet-4-6" } },
+      goal: { title: "Notes", acceptance_criteria: ["a", "b", "c"] },
+      signals: { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true },
+    },
+    new Date(),
+  );
+  expect(opened.team).toBe("frozen");
+  await startTeamRound(env, taskId, new Date());
+  const runner = await createRunner(`knowledge-${employee}`);
+  const [plan] = await leaseStages(runner.token, 1, { taskId });
+  return plan!.payload.member_token;
+}
+
+describe("employee memory", () => {
+  it("adds entries (manager) and finds them by words in any script, best match first, only the employee's own", async () => {
+    await putEmployee("mika");
+    await putEmployee("other");
+    const add = (id: string, text: string, tags?: string[]) =>
+      call(`/v1/employees/${id}/memory`, { body: { text, ...(tags ? { tags } : {}) } });
+    const first = await add("mika", "The release checklist lives in docs/release.md", ["release"]);
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ memory_id: expect.stringMatching(/^mem_/), employee_id: "mika", tags: ["release"] });
+    await add("mika", "オンボーディングの資料は notes フォルダにあります");
+    await add("mika", "Billing is owned by the finance team");
+    await add("other", "The release checklist of someone else");
+
+    const found = (await call("/v1/employees/mika/memory?q=checklist")).body;
+    expect(found.entries.map((e: any) => e.text)).toEqual(["The release checklist lives in docs/release.md"]);
+    expect(found.entries[0].snippet).toContain("[checklist]");
+    // Japanese has no spaces: the trigram index still finds a word inside a run of text.
+    expect((await call(`/v1/employees/mika/memory?q=${encodeURIComponent("資料")}`)).body.entries).toHaveLength(1);
+    expect((await call(`/v1/employees/mika/memory?q=${encodeURIComponent("オンボーディング")}`)).body.entries).toHaveLength(1);
+    // Every word must match; FTS syntax in a query is just text.
+    expect((await call("/v1/employees/mika/memory?q=release%20finance")).body.entries).toEqual([]);
+    expect((await call(`/v1/employees/mika/memory?q=${encodeURIComponent('"OR" NEAR(x*')}`)).status).toBe(200);
+    // No query: the newest first.
+    expect((await call("/v1/employees/mika/memory")).body.entries.map((e: any) => e.text)[0]).toBe("Billing is owned by the finance team");
+  });
+
+  it("refuses bad input and unknown employees, and lets only managers write", async () => {
+    await putEmployee("nao");
+    expect((await call("/v1/employees/nao/memory", { body: { text: "" } })).status).toBe(422);
+    expect((await call("/v1/employees/nao/memory", { body: { text: "x", extra: 1 } })).status).toBe(422);
+    expect((await call("/v1/employees/nao/memory", { body: { text: "bad \u202e text" } })).status).toBe(422);
+    expect((await call("/v1/employees/ghost/memory", { body: { text: "x" } })).status).toBe(404);
+    const viewer = await createOperator("viewer", "mem-viewer");
+    expect((await call("/v1/employees/nao/memory", { token: viewer, body: { text: "x" } })).status).toBe(403);
+    expect((await call("/v1/employees/nao/memory", { token: viewer })).status).toBe(200);
+    expect((await call("/v1/employees/nao/memory")).body.entries).toEqual([]);
+  });
+});
+
+describe("employee wiki", () => {
+  it("creates and replaces pages by slug, reads them, and searches titles and bodies", async () => {
+    await putEmployee("ren");
+    const created = await call("/v1/employees/ren/wiki/first-week", {
+      method: "PUT",
+      body: { title: "First week", body: "Day one: accounts." },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ slug: "first-week", revision: 1, created: true });
+    const replaced = await call("/v1/employees/ren/wiki/first-week", {
+      method: "PUT",
+      body: { title: "First week", body: "Day one: accounts. Day two: the onboarding tour." },
+    });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body).toMatchObject({ revision: 2, created: false });
+    await call("/v1/employees/ren/wiki/billing", { method: "PUT", body: { title: "Billing", body: "Invoices go out monthly." } });
+
+    expect((await call("/v1/employees/ren/wiki/first-week")).body).toMatchObject({
+      title: "First week",
+      body: expect.stringContaining("onboarding tour"),
+    });
+    const hits = (await call("/v1/employees/ren/wiki?q=onboarding")).body.pages;
+    expect(hits).toEqual([
+      expect.objectContaining({ slug: "first-week", title: "First week", snippet: expect.stringContaining("[onboarding]") }),
+    ]);
+    // The old body is no longer indexed.
+    expect((await call("/v1/employees/ren/wiki?q=accounts.%20Day%20two")).body.pages).toHaveLength(1);
+    expect((await call("/v1/employees/ren/wiki")).body.pages.map((p: any) => p.slug)).toEqual(["billing", "first-week"]);
+    expect((await call("/v1/employees/ren/wiki/nope")).status).toBe(404);
+    expect((await call("/v1/employees/ren/wiki/..%2Fx", { method: "PUT", body: { title: "x", body: "y" } })).status).toBe(422);
+  });
+});
+
+describe("member reads", () => {
+  it("let a role member read its own employee's memory and wiki with its member token, and nobody else's", async () => {
+    await putEmployee("sora");
+    await putEmployee("taro");
+    await call("/v1/employees/sora/memory", { body: { text: "Sora keeps notes in notes/" } });
+    await call("/v1/employees/sora/wiki/guide", { method: "PUT", body: { title: "Guide", body: "How Sora works" } });
+    await call("/v1/employees/taro/memory", { body: { text: "Taro's private notes" } });
+    const token = await memberOf("sora");
+
+    expect((await call("/v1/employees/sora/memory?q=notes", { token })).body.entries).toHaveLength(1);
+    expect((await call("/v1/employees/sora/wiki?q=works", { token })).body.pages).toHaveLength(1);
+    expect((await call("/v1/employees/sora/wiki/guide", { token })).body.title).toBe("Guide");
+    for (const path of ["/v1/employees/taro/memory?q=notes", "/v1/employees/taro/wiki", "/v1/employees/taro/wiki/guide"]) {
+      const res = await call(path, { token });
+      expect(res.status, path).toBe(403);
+    }
+    // A member cannot write, and an unpinned member token reads nothing.
+    expect((await call("/v1/employees/sora/memory", { token, body: { text: "x" } })).status).toBe(403);
+    const unpinned = await mintToken("member", { subject: "{}" });
+    expect((await call("/v1/employees/sora/memory", { token: unpinned.token })).status).toBe(403);
+  });
+});

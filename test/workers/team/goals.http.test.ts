@@ -1,0 +1,263 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { call, createRunner } from "../../factories";
+import { packet } from "../../factories/packets";
+import { completeStage, failStage, handoff, leaseStages, type LeasedStage } from "../../factories/scripted-runner";
+import { eventsOf, putTeamConfig, SEED_TEAM } from "../../factories/team";
+
+/** Team-as-Agent over HTTP only: employees with their own [team], goals, the task view and its settle. */
+const GOAL = {
+  title: "Write the onboarding notes",
+  acceptance_criteria: ["notes/a.md exists", "notes/b.md exists", "index links both"],
+  signals: { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true },
+};
+
+async function putEmployee(id: string, fields: Record<string, unknown> = {}) {
+  const res = await call(`/v1/employees/${id}`, {
+    method: "PUT",
+    body: { name: `Employee ${id}`, runtime: "claude", model: { preferred: "claude-sonnet-4-6" }, ...fields },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body;
+}
+
+async function goal(employee: string, body: Record<string, unknown> = GOAL) {
+  return call(`/v1/employees/${employee}/goals`, { body });
+}
+
+async function taskOf(taskId: string, done: (t: any) => boolean, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  let task: any;
+  while (Date.now() < deadline) {
+    task = (await call(`/v1/tasks/${taskId}`)).body;
+    if (done(task)) return task;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`task ${taskId} never got there: ${JSON.stringify(task)}`);
+}
+
+async function runRound(runner: string, taskId: string, verdict: "PASS" | "FAIL") {
+  const [plan] = await leaseStages(runner, 1, { taskId });
+  expect((await handoff(plan!.payload.member_token, packet(taskId, 1, "planner", "executor", { packet_id: "a" }))).status).toBe(201);
+  await completeStage(runner, plan!, { text: "planned" });
+  const exec = (await leaseStages(runner, 1, { taskId }))[0] as LeasedStage;
+  await completeStage(runner, exec, { text: "done", evidence: { native_tool_events: 1 }, tool_activity: [], artifact_receipts: [] });
+  const [verify] = await leaseStages(runner, 1, { taskId });
+  await completeStage(runner, verify!, { verdict, reasons: verdict === "FAIL" ? ["notes/b.md missing"] : [] });
+  if (verdict === "FAIL") {
+    const [repair] = await leaseStages(runner, 1, { taskId });
+    await completeStage(runner, repair!, { text: "repaired" });
+  }
+}
+
+describe("employees with their own [team]", () => {
+  it("stores the team field as written, shows the effective cascade, and drops it on a PUT without it", async () => {
+    await putTeamConfig(SEED_TEAM);
+    const put = await putEmployee("aiko", { team: { executor_fanout: 5, roles: { executor: { effort: "high" } } } });
+    expect(put.team).toEqual({ executor_fanout: 5, roles: { executor: { effort: "high" } } });
+    const got = (await call("/v1/employees/aiko")).body;
+    expect(got.effective.team).toMatchObject({
+      enabled: true,
+      executor_fanout: 3,
+      valid: true,
+      roles: { executor: { runtime: "codex", model: "gpt-5.5", effort: "high" } },
+      reports: [expect.objectContaining({ token: "executor_fanout_clamped", clamped_to: 3 })],
+    });
+    const again = await putEmployee("aiko");
+    expect(again).not.toHaveProperty("team");
+    expect(again.effective.team.executor_fanout).toBe(2);
+  });
+
+  it("refuses an invalid team field with 422 and changes nothing", async () => {
+    await putEmployee("bo");
+    const res = await call("/v1/employees/bo", {
+      method: "PUT",
+      body: { name: "Bo", runtime: "claude", model: { preferred: "claude-sonnet-4-6" }, team: { roles: { planner: { vendor: "x" } } } },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe("validation_failed");
+    expect((await call("/v1/employees/bo")).body.revision).toBe(1);
+  });
+});
+
+describe("POST /v1/employees/:id/goals", () => {
+  it("creates the goal task, decides the gate, freezes the spec and starts the round; GET /v1/tasks/:id shows the team side", async () => {
+    await putTeamConfig(SEED_TEAM);
+    await putEmployee("cai", { capabilities: { allowed_tools: ["Read", "Grep"], denied_tools: ["Bash"] } });
+    const res = await goal("cai");
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body).toMatchObject({
+      assigned_to: "cai",
+      routed_by: "hierarchy",
+      gate: { decision: "team", reason: "signals_team", signals: { held: 3 } },
+      team_spec: { roles: { planner: { runtime: "claude" }, executor: { runtime: "codex" }, verifier: { runtime: "antigravity" } } },
+      round: { round: 1, phase: "planning" },
+    });
+    const task = (await call(`/v1/tasks/${res.body.task_id}`)).body;
+    expect(task).toMatchObject({
+      task_id: res.body.task_id,
+      mode: "goal",
+      status: "assigned",
+      acceptance_criteria: GOAL.acceptance_criteria,
+      gate: { decision: "team" },
+      team_spec: { executor_fanout: 2 },
+      rounds: [expect.objectContaining({ round_no: 1, phase: "planning" })],
+      team_budget: expect.objectContaining({ spent: 1 }),
+    });
+    expect(task).not.toHaveProperty("role_turns"); // nothing ended yet
+
+    // The runner gets the employee's effective tools with the stage.
+    const runner = await createRunner("goals-1");
+    const [plan] = await leaseStages(runner.token, 1, { taskId: res.body.task_id });
+    expect(plan!.payload).toMatchObject({
+      employee_id: "cai",
+      employee: { name: "Employee cai", capabilities: { allowed_tools: ["Read", "Grep"], denied_tools: ["Bash"] }, sandbox_enabled: false },
+    });
+    expect(JSON.parse((plan!.payload as any).employee.config_json)).toMatchObject({
+      runtime: "claude",
+      model: { preferred: "claude-sonnet-4-6" },
+    });
+    await completeStage(runner.token, plan!, { text: "no plan" });
+  });
+
+  it("settles the goal task done when the verifier passes, and failed when it fails after the repair pass", async () => {
+    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putEmployee("dai");
+    const runner = await createRunner("goals-2");
+
+    const passed = (await goal("dai")).body.task_id;
+    await runRound(runner.token, passed, "PASS");
+    const done = await taskOf(passed, (t) => t.status !== "assigned");
+    expect(done).toMatchObject({ status: "done", retry_count: 0, settled_by: "team" });
+    expect(done.role_turns.map((r: any) => r.role)).toEqual(["planner", "executor", "verifier"]);
+
+    const failed = (await goal("dai")).body.task_id;
+    await runRound(runner.token, failed, "FAIL");
+    const rejected = await taskOf(failed, (t) => t.status !== "assigned");
+    expect(rejected).toMatchObject({ status: "failed", retry_count: 1 });
+    expect(rejected.rounds[0]).toMatchObject({ verdict: "FAIL", repaired: true });
+    const [settledEvent] = (await eventsOf("task.settled")).filter((e) => e.subject === failed);
+    expect(settledEvent!.payload).toMatchObject({ status: "failed", by: "team" });
+  });
+
+  it("lets the team tick settle a goal task whose round ended without its settle (the process stopped in between)", async () => {
+    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putEmployee("dan");
+    const runner = await createRunner("goals-backstop");
+    const taskId = (await goal("dan")).body.task_id;
+    await runRound(runner.token, taskId, "PASS");
+    await taskOf(taskId, (t) => t.status === "done");
+    // As if the round's end had landed but not the settle that follows it.
+    await env.DB.prepare("UPDATE tasks SET status = 'assigned', settled_at = NULL, settled_by = NULL WHERE id = ?").bind(taskId).run();
+    const tick = await call("/v1/admin/ticks/team", { method: "POST" });
+    expect(tick.status).toBe(200);
+    expect(tick.body.summary.tasks_settled).toBe(1);
+    expect((await call(`/v1/tasks/${taskId}`)).body).toMatchObject({ status: "done", settled_by: "team" });
+    expect((await call("/v1/admin/ticks/team", { method: "POST" })).body.summary.tasks_settled).toBe(0);
+  });
+
+  it("cancels the round of a goal task an operator settles mid-round: tokens refused, nothing more launched, the operator's settle kept", async () => {
+    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putEmployee("kai");
+    const runner = await createRunner("goals-cancel");
+    const taskId = (await goal("kai")).body.task_id;
+    const [plan] = await leaseStages(runner.token, 1, { taskId });
+    const token = plan!.payload.member_token as string;
+    expect((await call("/v1/team/member", { token })).body).toMatchObject({ live: true });
+
+    const settle = await call(`/v1/tasks/${taskId}/settle`, { body: { status: "failed" } });
+    expect(settle.status).toBe(200);
+    const task = (await call(`/v1/tasks/${taskId}`)).body;
+    expect(task.status).toBe("failed");
+    expect(task.settled_by).not.toBe("team");
+    expect(task.rounds[0]).toMatchObject({ phase: "cancelled", outcome: { status: "cancelled", reason: "task_settled" } });
+    expect((await eventsOf("team_round_cancelled", taskId)).length).toBe(1);
+    // The running member's runner learns the round is over; its handoffs are refused.
+    expect((await call("/v1/team/member", { token })).status).toBe(401);
+    expect((await handoff(token, packet(taskId, 1, "planner", "executor", { packet_id: "late" }))).status).toBe(401);
+
+    // Its stage still ends (the runner stopped it); that is recorded, and no executor is launched.
+    await failStage(runner.token, plan!, "round_ended", "planner stage stopped: its round ended");
+    const after = await taskOf(taskId, (t) => t.role_turns?.length === 1);
+    expect(after.rounds[0].stages.map((st: any) => st.kind)).toEqual(["plan"]);
+    expect(after).toMatchObject({ status: "failed" });
+    expect(await leaseStages(runner.token, 1, { taskId, timeoutMs: 3_000 })).toEqual([]);
+  });
+
+  it("lets the team tick cancel a round whose goal task was settled without it (the process stopped in between)", async () => {
+    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putEmployee("kei");
+    const taskId = (await goal("kei")).body.task_id;
+    // As if the operator's settle had landed but not the cancel that follows it.
+    await env.DB.prepare("UPDATE tasks SET status = 'needs_human', settled_at = ? WHERE id = ?")
+      .bind(new Date().toISOString(), taskId)
+      .run();
+    const tick = await call("/v1/admin/ticks/team", { method: "POST" });
+    expect(tick.body.summary.rounds_cancelled).toBe(1);
+    expect((await call(`/v1/tasks/${taskId}`)).body.rounds[0]).toMatchObject({ phase: "cancelled" });
+    expect((await call("/v1/admin/ticks/team", { method: "POST" })).body.summary.rounds_cancelled).toBe(0);
+  });
+
+  it("parks the task in needs_human with the round's pause class when the planner hands off nothing", async () => {
+    await putTeamConfig(SEED_TEAM);
+    await putEmployee("eri");
+    const runner = await createRunner("goals-3");
+    const taskId = (await goal("eri")).body.task_id;
+    const [plan] = await leaseStages(runner.token, 1, { taskId });
+    await completeStage(runner.token, plan!, { text: "I would rather do it myself" });
+    expect(await taskOf(taskId, (t) => t.status !== "assigned")).toMatchObject({ status: "needs_human", pause_class: "no_progress" });
+  });
+
+  it("keeps a solo goal solo: no round starts, and the task shows the gate that decided it", async () => {
+    await putTeamConfig(SEED_TEAM);
+    await putEmployee("fumi");
+    const res = await goal("fumi", { ...GOAL, signals: { independent_items: 1 } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ gate: { decision: "solo", reason: "signals_solo" } });
+    expect(res.body).not.toHaveProperty("round");
+    const task = (await call(`/v1/tasks/${res.body.task_id}`)).body;
+    expect(task).toMatchObject({ status: "assigned", gate: { decision: "solo" } });
+    expect(task).not.toHaveProperty("rounds");
+  });
+
+  it("with the team switched off for the employee records nothing of the team: the task reads as without the feature", async () => {
+    await putTeamConfig(SEED_TEAM);
+    await putEmployee("gin", { team: { enabled: false } });
+    const res = await goal("gin");
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ gate: { decision: "solo", reason: "team_disabled" } });
+    const task = (await call(`/v1/tasks/${res.body.task_id}`)).body;
+    for (const field of ["gate", "team_spec", "rounds", "role_turns", "team_refused"]) expect(task).not.toHaveProperty(field);
+    expect(await eventsOf("team_", res.body.task_id)).toEqual([]);
+  });
+
+  it("answers an explicitly enabled but invalid team with a visible refusal and a solo task", async () => {
+    await putTeamConfig({
+      enabled: true,
+      roles: { executor: { runtime: "codex", model: "gpt-5.5" }, verifier: { runtime: "codex", model: "gpt-5.5-mini" } },
+    });
+    await putEmployee("hana");
+    const res = await goal("hana");
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ team_refused: { reason: "verifier_same_family", role: "verifier" } });
+    expect(res.body).not.toHaveProperty("round");
+    expect((await call(`/v1/tasks/${res.body.task_id}`)).body).toMatchObject({ team_refused: { reason: "verifier_same_family" } });
+  });
+
+  it("refuses bad input and unknown employees without creating anything", async () => {
+    const before = (await eventsOf("task.created")).length;
+    expect((await goal("nobody")).status).toBe(404);
+    await putEmployee("ivy");
+    const bad = await goal("ivy", { ...GOAL, signals: { independent_items: -1 }, extra: true });
+    expect(bad.status).toBe(422);
+    expect(bad.body.code).toBe("validation_failed");
+    expect((await call("/v1/employees/ivy/goals", { token: (await createRunner("not-a-manager")).token, body: GOAL })).status).toBe(403);
+    expect((await eventsOf("task.created")).length).toBe(before);
+  });
+
+  it("answers 404 for the roles of a task nobody knows", async () => {
+    const res = await call("/v1/tasks/task_ffffffffffffffff/roles");
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe("not_found");
+  });
+});
