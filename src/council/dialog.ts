@@ -1,8 +1,12 @@
 import { z } from "zod";
+import { getDb } from "../db/client";
 import { getCouncilSession } from "../durable-objects/council-session";
 import type { Env } from "../env";
+import { readSectionCached } from "../lib/config";
 import { AppError } from "../lib/errors";
 import { label } from "../lib/validation";
+import { councilConfig } from "./config";
+import { takesDirect, writeDirectDialog } from "./direct-dialog";
 import type { DialogBody } from "./machine-types";
 import { AMENDMENT_TYPES, DIALOG_TYPES, type DialogRecord } from "./session";
 import { VOTES } from "./tally";
@@ -61,10 +65,42 @@ export const v1DialogBody = dialogBody.superRefine((d, ctx) => {
 });
 
 /**
- * Posts a dialog through the session's single writer and turns a refusal into the API's error.
+ * Posts a dialog and turns a refusal into the API's error. A plain contribution is written directly
+ * (direct-dialog.ts) when its guards pass; everything else, and whatever the direct write did not
+ * take, goes through the session's single writer, which gives the exact refusal.
  * Without `proposal_hash` a vote binds to the hash frozen when voting opened (the /a2a facade).
+ * `defer` (the request's `waitUntil`) lets the alarm nudge finish after the answer; without it the
+ * nudge is awaited.
  */
-export async function postDialog(env: Env, sessionId: string, nodeId: string, body: DialogBody, now: Date): Promise<DialogRecord> {
+export async function postDialog(
+  env: Env,
+  sessionId: string,
+  nodeId: string,
+  body: DialogBody,
+  now: Date,
+  opts: { defer?: (work: Promise<unknown>) => void } = {},
+): Promise<DialogRecord> {
+  if (takesDirect(body)) {
+    const db = getDb(env.DB);
+    const config = await readSectionCached(db, councilConfig);
+    const direct = await writeDirectDialog(db, {
+      session_id: sessionId,
+      node_id: nodeId,
+      body,
+      now,
+      debounce_ms: config.progress_debounce_ms,
+    });
+    if (direct) {
+      if (direct.nudge !== null) {
+        const nudge = getCouncilSession(env, sessionId)
+          .nudge({ session_id: sessionId, due: direct.nudge, now: now.getTime() })
+          .catch((err: unknown) => console.error(`council: nudging session ${sessionId} failed; the minute tick will check it`, err));
+        if (opts.defer) opts.defer(nudge);
+        else await nudge;
+      }
+      return direct.dialog;
+    }
+  }
   const out = await getCouncilSession(env, sessionId).dialog({ session_id: sessionId, node_id: nodeId, body, now: now.getTime() });
   if (!out.ok) throw new AppError(out.code, out.detail);
   return out.dialog!;

@@ -113,7 +113,7 @@ export function applyDialog(
     created_at: now,
   };
   fx.push({ kind: "record_dialog", dialog }, { kind: "touch_node", node_id });
-  noteDialog(state, dialog, speaker, ctx.config.progress_debounce_ms, fx);
+  noteDialog(state, dialog, speaker, ctx.config.progress_debounce_ms, fx, true);
 
   if (body.dialog_type === "vote") {
     const vote = {
@@ -139,14 +139,15 @@ export function applyDialog(
 /**
  * Folds dialogs already in the trail (written by the direct path) into the state, in `seq` order,
  * with the same bookkeeping `applyDialog` does when it records one: counts, a member's response,
- * support for an amendment, the debounced progress check. They were checked when written; the only
- * effects are the term's response counters (`touch_node` was part of the direct write).
+ * support for an amendment, the debounced progress check. They were checked when written, and the
+ * direct write also did what their effects would (the node's last dialog time, the term's response
+ * counter for a member's first response), so folding them in has no effects.
  */
 export function absorbDialogs(
   session: SessionState,
   rows: readonly DialogRecord[],
   ctx: { rules: Pick<CouncilRules, "maxDialogsPerNode">; config: { progress_debounce_ms: number } },
-): { state: SessionState; effects: Effect[] } {
+): { state: SessionState } {
   const state = structuredClone(session);
   const effects: Effect[] = [];
   for (const dialog of rows) {
@@ -154,17 +155,17 @@ export function absorbDialogs(
     if (dialog.seq !== state.dialog_count + 1) {
       throw new Error(`session ${state.session_id}: dialog seq ${dialog.seq} does not follow ${state.dialog_count}`);
     }
-    noteDialog(state, dialog, speakerOf(state, dialog.node_id, null), ctx.config.progress_debounce_ms, effects);
+    noteDialog(state, dialog, speakerOf(state, dialog.node_id, null), ctx.config.progress_debounce_ms, effects, false);
   }
-  return { state, effects };
+  return { state };
 }
 
-/** What recording `dialog` changes in the state (whoever wrote the row). */
-function noteDialog(state: SessionState, dialog: DialogRecord, speaker: Speaker, debounceMs: number, fx: Effect[]) {
+/** What recording `dialog` changes in the state (whoever wrote the row); `count`: emit its term counts. */
+function noteDialog(state: SessionState, dialog: DialogRecord, speaker: Speaker, debounceMs: number, fx: Effect[], count: boolean) {
   const { node_id } = dialog;
   state.dialog_count = dialog.seq;
   state.dialogs_by_node[node_id] = (state.dialogs_by_node[node_id] ?? 0) + 1;
-  if (speaker.role === "member") noteMemberPost(state, speaker.member, dialog, fx);
+  if (speaker.role === "member") noteMemberPost(state, speaker.member, dialog, count ? fx : []);
   if (dialog.dialog_type === "amend") {
     state.amendments.push({
       amendment_id: dialog.id,

@@ -49,7 +49,9 @@ export const councilRoutes = new Hono<AppEnv>()
     return c.json({ proposal_id: result.proposal_id, session_id: result.session_id, status: result.proposal_status }, result.status);
   })
   .post("/sessions/:id/dialog", requireAuth({ node: true }), validate("param", sessionParam), validate("json", v1DialogBody), async (c) => {
-    const dialog = await postDialog(c.env, c.req.valid("param").id, nodeOf(c.var.principal), c.req.valid("json"), c.var.clock.now());
+    const dialog = await postDialog(c.env, c.req.valid("param").id, nodeOf(c.var.principal), c.req.valid("json"), c.var.clock.now(), {
+      defer: (work) => c.executionCtx.waitUntil(work),
+    });
     return c.json(dialog, 201);
   })
   .post("/sessions/:id/check", requireAuth({ operator: "manager" }), validate("param", sessionParam), async (c) => {

@@ -1,0 +1,144 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { batchable } from "../db/raw";
+import { newId } from "../lib/ids";
+import { DIRECT_DIALOG_TYPES, phasesTaking } from "./machine-dialog";
+import type { DialogBody } from "./machine-types";
+import { COUNCIL_RULES, type CouncilRules } from "./rules";
+import type { DialogRecord, DialogType } from "./session";
+
+/**
+ * The hot path of `POST /v1/council/sessions/:id/dialog` for plain contributions (assess,
+ * challenge, agree, develop): one D1 batch written by the Worker, without a round trip through the
+ * session's Durable Object. The INSERT checks in SQL, at write time, what the machine's
+ * `applyDialog` checks for such a dialog:
+ * - the session's phase takes the type (`wrong_phase`),
+ * - the poster is the proposer or an active member in the state (`not_eligible`; community voters
+ *   speak only in voting, which takes no direct dialog),
+ * - the node has posted fewer than `maxDialogsPerNode` dialogs here (`rate_limited`),
+ * - `reply_to` names a dialog of this session that is not an amendment (a reply to an amendment
+ *   changes its support, which the object records at once, so it goes there).
+ * D1 runs statements one at a time, so the checks and the insert are atomic against the object's
+ * saves: a dialog racing a phase change is written in the old phase (and the save, guarded on the
+ * dialogs it saw, runs again with it) or finds the new phase and is not written at all.
+ *
+ * When the insert writes nothing the caller hands the dialog to the object, which answers with the
+ * exact refusal (or takes it, if the state moved in between). Nothing is refused here.
+ *
+ * The same batch does what the machine's effects for such a dialog would: the node's last dialog
+ * time, and, for a term member's first response in the session, the term's response counter (the
+ * member's `responded_at` itself is folded into the state at the next check, and the public view
+ * folds it in at once). It also pulls the session's `next_check_at` forward
+ * to the debounced progress check; `nudge` says whether it moved (the first dialog since the last
+ * check), so the caller brings the object's alarm forward too. Should that nudge be lost, the minute
+ * tick finds the session by `next_check_at` and the check folds the dialog in all the same.
+ */
+export function takesDirect(body: DialogBody): body is DialogBody & { dialog_type: (typeof DIRECT_DIALOG_TYPES)[number] } {
+  return (DIRECT_DIALOG_TYPES as readonly DialogType[]).includes(body.dialog_type);
+}
+
+export interface DirectDialog {
+  dialog: DialogRecord;
+  /** The progress check (clock ms) this dialog asked for, when it is the first since the last check. */
+  nudge: number | null;
+}
+
+interface DialogRow {
+  id: string;
+  session_id: string;
+  seq: number;
+  node_id: string;
+  role: DialogRecord["role"];
+  phase: DialogRecord["phase"];
+  dialog_type: DialogRecord["dialog_type"];
+  content: string | null;
+  reply_to: string | null;
+  created_at: string;
+}
+
+export async function writeDirectDialog(
+  db: Db,
+  input: { session_id: string; node_id: string; body: DialogBody; now: Date; debounce_ms: number },
+  rules: Pick<CouncilRules, "maxDialogsPerNode"> = COUNCIL_RULES,
+): Promise<DirectDialog | null> {
+  const { session_id: sid, node_id: node, body } = input;
+  const id = newId("dlg");
+  const at = input.now.toISOString();
+  const dueMs = input.now.getTime() + input.debounce_ms;
+  const due = new Date(dueMs).toISOString();
+  const phases = sql.join(
+    phasesTaking(body.dialog_type).map((p) => sql`${p}`),
+    sql`, `,
+  );
+  const replyTo = body.reply_to ?? null;
+  const written = sql`EXISTS (SELECT 1 FROM council_dialogs WHERE id = ${id})`;
+  const [inserted, , , moved] = await db.batch([
+    batchable<DialogRow>(
+      db,
+      sql`
+      INSERT INTO council_dialogs (id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at)
+      SELECT ${id}, x.id, x.next_seq, ${node}, x.role, x.phase, ${body.dialog_type}, ${body.content ?? null}, ${replyTo}, ${at}
+      FROM (
+        SELECT s.id, s.phase,
+          CASE WHEN s.proposer_id = ${node} THEN 'proposer' ELSE (
+            SELECT json_extract(m.value, '$.role') FROM json_each(s.state, '$.members') m
+            WHERE json_extract(m.value, '$.node_id') = ${node} AND json_extract(m.value, '$.replaced_by') IS NULL
+          ) END AS role,
+          (SELECT COALESCE(MAX(d.seq), 0) + 1 FROM council_dialogs d WHERE d.session_id = s.id) AS next_seq
+        FROM council_sessions s
+        WHERE s.id = ${sid} AND s.phase IN (${phases})
+      ) x
+      WHERE x.role IS NOT NULL
+        AND (SELECT COUNT(*) FROM council_dialogs d WHERE d.session_id = x.id AND d.node_id = ${node}) < ${rules.maxDialogsPerNode}
+        AND (${replyTo} IS NULL OR EXISTS (
+          SELECT 1 FROM council_dialogs r WHERE r.id = ${replyTo} AND r.session_id = x.id AND r.dialog_type <> 'amend'))
+      RETURNING id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at`,
+      "all",
+    ),
+    batchable(db, sql`UPDATE nodes SET last_dialog_at = ${at} WHERE id = ${node} AND ${written}`),
+    // A member responds once per session (noteMemberPost): their first dialog in diverge or challenge
+    // that is not an amendment, whichever path wrote it. This one is the first when it is the only one.
+    batchable(
+      db,
+      sql`
+      UPDATE council_term_members SET responses = MIN(requests, responses + 1)
+      WHERE ${written}
+        AND term_id = (SELECT term_id FROM council_sessions WHERE id = ${sid})
+        AND node_id = ${node}
+        AND EXISTS (
+          SELECT 1 FROM council_sessions s, json_each(s.state, '$.members') m
+          WHERE s.id = ${sid} AND json_extract(m.value, '$.node_id') = ${node}
+            AND json_extract(m.value, '$.replaced_by') IS NULL AND json_extract(m.value, '$.source') = 'term')
+        AND (SELECT COUNT(*) FROM council_dialogs d
+             WHERE d.session_id = ${sid} AND d.node_id = ${node}
+               AND d.phase IN ('diverge', 'challenge') AND d.dialog_type <> 'amend') = 1`,
+    ),
+    batchable<{ id: string }>(
+      db,
+      sql`
+      UPDATE council_sessions SET next_check_at = ${due}
+      WHERE id = ${sid} AND ${written} AND (next_check_at IS NULL OR next_check_at > ${due})
+      RETURNING id`,
+      "all",
+    ),
+  ]);
+  const row = (inserted as DialogRow[])[0];
+  if (!row) return null;
+  return {
+    dialog: {
+      id: row.id,
+      seq: row.seq,
+      node_id: row.node_id,
+      role: row.role,
+      phase: row.phase,
+      dialog_type: row.dialog_type,
+      content: row.content,
+      reply_to: row.reply_to,
+      amendment_type: null,
+      amendment_target: null,
+      amendment_content: null,
+      created_at: row.created_at,
+    },
+    nudge: (moved as unknown[]).length > 0 ? dueMs : null,
+  };
+}
