@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { batchable } from "../db/raw";
+import { liveSubjectSql } from "../lib/credentials";
 import { newId } from "../lib/ids";
 import { DIRECT_DIALOG_TYPES, phasesTaking } from "./machine-dialog";
 import type { DialogBody } from "./machine-types";
@@ -22,6 +23,10 @@ import type { DialogRecord, DialogType } from "./session";
  * saves: a dialog racing a phase change is written in the old phase (and the save, guarded on the
  * dialogs it saw, runs again with it) or finds the new phase and is not written at all.
  *
+ * The poster is a node the caller authenticated, or a presented token: then the statement also
+ * authenticates (the token's id, the SHA-256 of its secret, a live node credential: the rule of
+ * `authenticate` in lib/auth.ts), so the whole post is one D1 round trip.
+ *
  * When the insert writes nothing the caller hands the dialog to the object, which answers with the
  * exact refusal (or takes it, if the state moved in between). Nothing is refused here.
  *
@@ -36,6 +41,9 @@ import type { DialogRecord, DialogType } from "./session";
 export function takesDirect(body: DialogBody): body is DialogBody & { dialog_type: (typeof DIRECT_DIALOG_TYPES)[number] } {
   return (DIRECT_DIALOG_TYPES as readonly DialogType[]).includes(body.dialog_type);
 }
+
+/** Who posts: a node the caller authenticated, or a presented node token checked by the statement itself. */
+export type Poster = { node_id: string } | { credential_id: string; secret_hash: string };
 
 export interface DirectDialog {
   dialog: DialogRecord;
@@ -58,10 +66,10 @@ interface DialogRow {
 
 export async function writeDirectDialog(
   db: Db,
-  input: { session_id: string; node_id: string; body: DialogBody; now: Date; debounce_ms: number },
+  input: { session_id: string; poster: Poster; body: DialogBody; now: Date; debounce_ms: number },
   rules: Pick<CouncilRules, "maxDialogsPerNode"> = COUNCIL_RULES,
 ): Promise<DirectDialog | null> {
-  const { session_id: sid, node_id: node, body } = input;
+  const { session_id: sid, body, poster } = input;
   const id = newId("dlg");
   const at = input.now.toISOString();
   const dueMs = input.now.getTime() + input.debounce_ms;
@@ -71,53 +79,58 @@ export async function writeDirectDialog(
     sql`, `,
   );
   const replyTo = body.reply_to ?? null;
-  const written = sql`EXISTS (SELECT 1 FROM council_dialogs WHERE id = ${id})`;
+  // The node: given, or the subject of the presented token when it is a live node credential
+  // (authentication in the same statement as the write: no read before it).
+  const node = "node_id" in poster ? sql`${poster.node_id}` : liveSubjectSql("node", poster.credential_id, poster.secret_hash, input.now);
+  // The later statements act only when the insert wrote, for the node it wrote.
+  const posted = sql`(SELECT node_id FROM council_dialogs WHERE id = ${id})`;
   const [inserted, , , moved] = await db.batch([
     batchable<DialogRow>(
       db,
       sql`
+      WITH poster(node_id) AS (SELECT ${node})
       INSERT INTO council_dialogs (id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at)
-      SELECT ${id}, x.id, x.next_seq, ${node}, x.role, x.phase, ${body.dialog_type}, ${body.content ?? null}, ${replyTo}, ${at}
+      SELECT ${id}, x.id, x.next_seq, x.node_id, x.role, x.phase, ${body.dialog_type}, ${body.content ?? null}, ${replyTo}, ${at}
       FROM (
-        SELECT s.id, s.phase,
-          CASE WHEN s.proposer_id = ${node} THEN 'proposer' ELSE (
+        SELECT s.id, s.phase, p.node_id,
+          CASE WHEN s.proposer_id = p.node_id THEN 'proposer' ELSE (
             SELECT json_extract(m.value, '$.role') FROM json_each(s.state, '$.members') m
-            WHERE json_extract(m.value, '$.node_id') = ${node} AND json_extract(m.value, '$.replaced_by') IS NULL
+            WHERE json_extract(m.value, '$.node_id') = p.node_id AND json_extract(m.value, '$.replaced_by') IS NULL
           ) END AS role,
           (SELECT COALESCE(MAX(d.seq), 0) + 1 FROM council_dialogs d WHERE d.session_id = s.id) AS next_seq
-        FROM council_sessions s
-        WHERE s.id = ${sid} AND s.phase IN (${phases})
+        FROM poster p, council_sessions s
+        WHERE p.node_id IS NOT NULL AND s.id = ${sid} AND s.phase IN (${phases})
       ) x
       WHERE x.role IS NOT NULL
-        AND (SELECT COUNT(*) FROM council_dialogs d WHERE d.session_id = x.id AND d.node_id = ${node}) < ${rules.maxDialogsPerNode}
+        AND (SELECT COUNT(*) FROM council_dialogs d WHERE d.session_id = x.id AND d.node_id = x.node_id) < ${rules.maxDialogsPerNode}
         AND (${replyTo} IS NULL OR EXISTS (
           SELECT 1 FROM council_dialogs r WHERE r.id = ${replyTo} AND r.session_id = x.id AND r.dialog_type <> 'amend'))
       RETURNING id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at`,
       "all",
     ),
-    batchable(db, sql`UPDATE nodes SET last_dialog_at = ${at} WHERE id = ${node} AND ${written}`),
+    batchable(db, sql`UPDATE nodes SET last_dialog_at = ${at} WHERE id = ${posted}`),
     // A member responds once per session (noteMemberPost): their first dialog in diverge or challenge
     // that is not an amendment, whichever path wrote it. This one is the first when it is the only one.
     batchable(
       db,
       sql`
       UPDATE council_term_members SET responses = MIN(requests, responses + 1)
-      WHERE ${written}
-        AND term_id = (SELECT term_id FROM council_sessions WHERE id = ${sid})
-        AND node_id = ${node}
+      WHERE term_id = (SELECT term_id FROM council_sessions WHERE id = ${sid})
+        AND node_id = ${posted}
         AND EXISTS (
           SELECT 1 FROM council_sessions s, json_each(s.state, '$.members') m
-          WHERE s.id = ${sid} AND json_extract(m.value, '$.node_id') = ${node}
+          WHERE s.id = ${sid} AND json_extract(m.value, '$.node_id') = ${posted}
             AND json_extract(m.value, '$.replaced_by') IS NULL AND json_extract(m.value, '$.source') = 'term')
         AND (SELECT COUNT(*) FROM council_dialogs d
-             WHERE d.session_id = ${sid} AND d.node_id = ${node}
+             WHERE d.session_id = ${sid} AND d.node_id = ${posted}
                AND d.phase IN ('diverge', 'challenge') AND d.dialog_type <> 'amend') = 1`,
     ),
     batchable<{ id: string }>(
       db,
       sql`
       UPDATE council_sessions SET next_check_at = ${due}
-      WHERE id = ${sid} AND ${written} AND (next_check_at IS NULL OR next_check_at > ${due})
+      WHERE id = ${sid} AND EXISTS (SELECT 1 FROM council_dialogs WHERE id = ${id})
+        AND (next_check_at IS NULL OR next_check_at > ${due})
       RETURNING id`,
       "all",
     ),

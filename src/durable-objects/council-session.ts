@@ -3,9 +3,10 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, type Db } from "../db/client";
 import { isGuardFailure, isUniqueFailure } from "../db/guard";
-import { councilDialogs, councilElectorate, councilVotes, settings } from "../db/schema";
+import { councilDialogs, councilElectorate, councilVotes } from "../db/schema";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
+import { readSectionCached } from "../lib/config";
 import { newId } from "../lib/ids";
 import { councilConfig, type CouncilConfig } from "../council/config";
 import { advance, checkNeeds, nextCheckAt } from "../council/machine";
@@ -71,7 +72,6 @@ export class CouncilSession extends DurableObject<Env> {
   private cache: StoredSession | null = null;
   private tail: Promise<unknown> = Promise.resolve();
   private offsetMs = 0;
-  private config: { value: CouncilConfig; readAt: number } | null = null;
   /** The alarm last set (real ms, null: none), so a dialog that does not move it writes no storage. */
   private alarmAt: number | null | undefined = undefined;
   private sessionId: string | null = null;
@@ -292,12 +292,9 @@ export class CouncilSession extends DurableObject<Env> {
     return { stored, state, absorbed: rows.length };
   }
 
-  /** The council section, re-read at most every CONFIG_TTL_MS (a PUT shows within that). */
-  private async readConfig(db: Db): Promise<CouncilConfig> {
-    if (this.config && Date.now() - this.config.readAt < CONFIG_TTL_MS) return this.config.value;
-    const row = await db.select().from(settings).where(eq(settings.section, councilConfig.name)).get();
-    this.config = { value: parseConfig(row?.value), readAt: Date.now() };
-    return this.config.value;
+  /** The council section through the isolate's short cache (a PUT shows within CONFIG_CACHE_MS, at once in this isolate). */
+  private readConfig(db: Db): Promise<CouncilConfig> {
+    return readSectionCached(db, councilConfig);
   }
 
   private async load(id: string, now: number, fresh = false): Promise<StoredSession | null> {
@@ -344,13 +341,6 @@ export class CouncilSession extends DurableObject<Env> {
 function notFound(id: string) {
   return { ok: false as const, code: "not_found" as const, detail: `session ${id} not found` };
 }
-
-function parseConfig(value: unknown): CouncilConfig {
-  const parsed = councilConfig.schema.safeParse(value ?? {});
-  return parsed.success ? parsed.data : councilConfig.schema.parse({});
-}
-
-const CONFIG_TTL_MS = 2_000;
 
 export function getCouncilSession(env: Pick<Env, "COUNCIL_SESSION">, sessionId: string) {
   return env.COUNCIL_SESSION.getByName(sessionId);
