@@ -87,7 +87,7 @@ export async function writeDirectDialog(
     byNode ? null : poster.secret_hash,
     due,
   ];
-  const statements = directSql(body.dialog_type).map((text) => db.$client.prepare(text).bind(...params.slice(0, maxParam(text))));
+  const statements = directSql(body.dialog_type).map((q) => db.$client.prepare(q.text).bind(...params.slice(0, q.params)));
   const [inserted, , , moved] = await db.$client.batch(statements);
   const row = (inserted!.results as DialogRow[])[0];
   if (!row) return null;
@@ -117,7 +117,7 @@ export async function writeDirectDialog(
  * ?4 content, ?5 reply_to, ?6 now, ?7 per-node cap, ?8 poster node id (or NULL), ?9 credential id,
  * ?10 secret hash (when ?8 is NULL), ?11 the progress check due.
  */
-function directSql(type: DialogType): readonly string[] {
+function directSql(type: DialogType): readonly DirectStatement[] {
   let cached = SQL_BY_TYPE.get(type);
   if (cached) return cached;
   const phases = phasesTaking(type)
@@ -164,14 +164,20 @@ function directSql(type: DialogType): readonly string[] {
     WHERE id = ?2 AND EXISTS (SELECT 1 FROM council_dialogs WHERE id = ?1)
       AND (next_check_at IS NULL OR next_check_at > ?11)
     RETURNING id`,
-  ];
+  ].map((text) => ({ text, params: maxParam(text) }));
   SQL_BY_TYPE.set(type, cached);
   return cached;
 }
 
-const SQL_BY_TYPE = new Map<DialogType, readonly string[]>();
+/** A statement's text and how many parameters it takes (D1 wants exactly that many bound values). */
+interface DirectStatement {
+  text: string;
+  params: number;
+}
 
-/** The highest `?N` a statement uses: D1 wants exactly that many bound values. */
+const SQL_BY_TYPE = new Map<DialogType, readonly DirectStatement[]>();
+
+/** The highest `?N` a statement uses. */
 function maxParam(text: string): number {
   let max = 0;
   for (const m of text.matchAll(/\?(\d+)/g)) max = Math.max(max, Number(m[1]));
