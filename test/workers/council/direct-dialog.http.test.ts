@@ -191,9 +191,15 @@ describe("a direct dialog racing a phase change", () => {
     for (const m of seated) await dialog(m, sid, { dialog_type: "develop", content: "ok" });
     await advance(11_000);
     const before = (await rows(sid)).length;
-    const posts = seated.flatMap((m, i) => [0, 1].map((k) => dialog(m, sid, { dialog_type: "develop", content: `race ${i}.${k}` })));
+    // three checks start, and three chains of posts run one after another while they do (and after)
     const checks = [check(sid), check(sid), check(sid)];
-    const answers = await Promise.all(posts);
+    const chain = async (k: number) => {
+      const out = [];
+      for (let i = 0; i < 9; i++)
+        out.push(await dialog(seated[(i + 3 * k) % 9]!, sid, { dialog_type: "develop", content: `race ${k}.${i}` }));
+      return out;
+    };
+    const answers = (await Promise.all([0, 1, 2].map(chain))).flat();
     await Promise.all(checks);
     await progress();
     const s = await session(sid);
