@@ -1,8 +1,12 @@
 import { z } from "zod";
+import { getDb } from "../db/client";
 import { getCouncilSession } from "../durable-objects/council-session";
 import type { Env } from "../env";
+import { readSectionCached } from "../lib/config";
 import { AppError } from "../lib/errors";
 import { label } from "../lib/validation";
+import { councilConfig } from "./config";
+import { takesDirect, writeDirectDialog, type Poster } from "./direct-dialog";
 import type { DialogBody } from "./machine-types";
 import { AMENDMENT_TYPES, DIALOG_TYPES, type DialogRecord } from "./session";
 import { VOTES } from "./tally";
@@ -61,13 +65,59 @@ export const v1DialogBody = dialogBody.superRefine((d, ctx) => {
 });
 
 /**
- * Posts a dialog through the session's single writer and turns a refusal into the API's error.
+ * Posts a dialog and turns a refusal into the API's error. A plain contribution is written directly
+ * (`postDirectDialog`) when its guards pass; everything else, and whatever the direct write did not
+ * take, goes through the session's single writer, which gives the exact refusal.
  * Without `proposal_hash` a vote binds to the hash frozen when voting opened (the /a2a facade).
+ * `direct: false` skips the direct write (the caller just tried it).
  */
-export async function postDialog(env: Env, sessionId: string, nodeId: string, body: DialogBody, now: Date): Promise<DialogRecord> {
+export async function postDialog(
+  env: Env,
+  sessionId: string,
+  nodeId: string,
+  body: DialogBody,
+  now: Date,
+  opts: { defer?: Defer; direct?: boolean } = {},
+): Promise<DialogRecord> {
+  if (opts.direct !== false) {
+    const dialog = await postDirectDialog(env, sessionId, { node_id: nodeId }, body, now, opts);
+    if (dialog) return dialog;
+  }
   const out = await getCouncilSession(env, sessionId).dialog({ session_id: sessionId, node_id: nodeId, body, now: now.getTime() });
   if (!out.ok) throw new AppError(out.code, out.detail);
   return out.dialog!;
+}
+
+/** Hands work to the request's `waitUntil`, so it may finish after the answer. */
+type Defer = (work: Promise<unknown>) => void;
+
+/**
+ * The direct write of a plain contribution (direct-dialog.ts), or null when it is not one or the
+ * write's guards did not pass (nothing written). The first dialog since the session's last check
+ * nudges its object's alarm to the debounced progress check: through `defer` when given (the
+ * answer need not wait), else awaited. A lost nudge delays that check to the minute tick.
+ */
+export async function postDirectDialog(
+  env: Env,
+  sessionId: string,
+  poster: Poster,
+  body: DialogBody,
+  now: Date,
+  opts: { defer?: Defer } = {},
+): Promise<DialogRecord | null> {
+  if (!takesDirect(body)) return null;
+  const db = getDb(env.DB);
+  const config = await readSectionCached(db, councilConfig);
+  const direct = await writeDirectDialog(db, { session_id: sessionId, poster, body, now, debounce_ms: config.progress_debounce_ms });
+  if (!direct) return null;
+  if (direct.nudge !== null) {
+    const nudge = getCouncilSession(env, sessionId)
+      .nudge({ session_id: sessionId, due: direct.nudge, now: now.getTime() })
+      .catch((err: unknown) => console.error(`council: nudging session ${sessionId} failed; the minute tick will check it`, err));
+    if (opts.defer) opts.defer(nudge);
+    else await nudge;
+  }
+  return direct.dialog;
 }
 
 export async function vetoSession(env: Env, sessionId: string, by: string, reason: string, now: Date) {

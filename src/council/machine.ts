@@ -1,18 +1,16 @@
 import { proposalHash } from "./hash";
-import type { Advanced, DialogBody, Effect, MachineContext, MachineInput, Refusal } from "./machine-types";
+import { applyDialog, refuse } from "./machine-dialog";
+import type { Advanced, Effect, MachineContext, MachineInput, Refusal } from "./machine-types";
 import { MINUTE, HOUR } from "./rules";
 import { pickReplacements } from "./selection";
 import {
   activeMembers,
   DECIDED_PHASES,
   OPEN_PHASES,
-  PHASE_DIALOGS,
   type DeadlineName,
-  type DialogRecord,
   type Phase,
   type SessionMember,
   type SessionState,
-  type VoteRecord,
 } from "./session";
 import { closeVoting, decisionEffects, finalizeOrWait, recordJobEnd } from "./converge";
 import { endWithout, enterPhase } from "./phase";
@@ -20,7 +18,7 @@ import { endWithout, enterPhase } from "./phase";
 /**
  * The deliberation state machine (seed 004 "審議プロセス", API.md "Clarifications"), pure:
  * `advance(session, input, ctx)` returns the next state and the effects to carry out, or a refusal.
- * Dialog input only records (and may mark a second, a response, a vote); phase changes happen in a
+ * Dialog input (machine-dialog.ts) only records (and may mark a second, a response, a vote); phase changes happen in a
  * `check`, which the caller runs at most `progress_debounce_ms` after input, on deadlines and on the
  * minute tick. Checks are idempotent: a check with nothing due changes nothing.
  */
@@ -46,163 +44,6 @@ export function advance(session: SessionState, input: MachineInput, ctx: Machine
     case "ratify":
       return ratify(state, input, ctx, effects) ?? { ok: true, state, effects, changed: true };
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Dialog input
-
-function refuse(code: Refusal["code"], detail: string): Refusal {
-  return { ok: false, code, detail };
-}
-
-type Speaker = { role: "proposer" } | { role: "member"; member: SessionMember } | { role: "community" } | { role: "none" };
-
-function speakerOf(state: SessionState, nodeId: string, voter: { kind: string } | null): Speaker {
-  if (nodeId === state.proposer_id) return { role: "proposer" };
-  const member = activeMembers(state).find((m) => m.node_id === nodeId);
-  if (member) return { role: "member", member };
-  if (voter?.kind === "community") return { role: "community" };
-  return { role: "none" };
-}
-
-function applyDialog(
-  state: SessionState,
-  input: Extract<MachineInput, { kind: "dialog" }>,
-  ctx: MachineContext,
-  fx: Effect[],
-): Refusal | null {
-  const { body, node_id } = input;
-  const now = ctx.now.toISOString();
-  const allowed = PHASE_DIALOGS[state.phase];
-  if (!allowed) return refuse("wrong_phase", `The session is ${state.phase}; it takes no dialog`);
-  if (!allowed.includes(body.dialog_type)) {
-    return refuse("wrong_phase", `A ${body.dialog_type} dialog is not taken in the ${state.phase} phase (it takes ${allowed.join(", ")})`);
-  }
-  const speaker = speakerOf(state, node_id, input.voter);
-  if (speaker.role === "none") return refuse("not_eligible", "Only the session's members and the proposer take part in this phase");
-  if ((state.dialogs_by_node[node_id] ?? 0) >= ctx.rules.maxDialogsPerNode) {
-    return refuse("rate_limited", `A node posts at most ${ctx.rules.maxDialogsPerNode} dialogs in one session`);
-  }
-  const shapeError = dialogShapeError(body);
-  if (shapeError) return refuse("validation_failed", shapeError);
-  if (body.reply_to !== undefined && !input.reply_to_exists)
-    return refuse("validation_failed", "reply_to does not name a dialog of this session");
-
-  let vote: VoteRecord | undefined;
-  switch (body.dialog_type) {
-    case "second":
-      if (speaker.role !== "member") return refuse("not_eligible", "A proposal is seconded by another member of the council");
-      state.seconded ??= { by: node_id, at: now, auto: false, reason: "seconded" };
-      state.first_response_at ??= now;
-      break;
-    case "vote": {
-      if (speaker.role === "proposer") return refuse("not_eligible", "The proposer does not vote on their own proposal");
-      if (!input.voter) return refuse("not_eligible", "This node is not in the electorate frozen when voting opened");
-      if (body.proposal_hash !== undefined && body.proposal_hash !== state.proposal_hash) {
-        return refuse("stale_proposal", `The ballot is for another text; the proposal voters see now has hash ${state.proposal_hash}`);
-      }
-      if (input.already_voted) return refuse("already_voted", "This node has already voted in this session");
-      break;
-    }
-    default:
-      if (speaker.role === "community") return refuse("not_eligible", "Community voters take part in the voting phase only");
-      if (body.dialog_type === "amend" && state.phase !== "challenge")
-        return refuse("wrong_phase", "Amendments are made in the challenge phase");
-  }
-
-  const seq = state.dialog_count + 1;
-  const dialog: DialogRecord = {
-    id: ctx.newId("dlg"),
-    seq,
-    node_id,
-    role: speaker.role === "member" ? speaker.member.role : speaker.role === "proposer" ? "proposer" : "community",
-    phase: state.phase,
-    dialog_type: body.dialog_type,
-    content: body.content ?? null,
-    reply_to: body.reply_to ?? null,
-    amendment_type: body.amendment_type ?? null,
-    amendment_target: body.amendment_target ?? null,
-    amendment_content: body.amendment_content ?? null,
-    created_at: now,
-  };
-  state.dialog_count = seq;
-  state.dialogs_by_node[node_id] = (state.dialogs_by_node[node_id] ?? 0) + 1;
-  fx.push({ kind: "record_dialog", dialog }, { kind: "touch_node", node_id });
-
-  if (speaker.role === "member") noteMemberPost(state, speaker.member, dialog, now, fx);
-  if (body.dialog_type === "amend") {
-    state.amendments.push({
-      amendment_id: dialog.id,
-      by: node_id,
-      type: body.amendment_type!,
-      target: body.amendment_target!,
-      content: body.amendment_content!,
-      created_at: now,
-      support: [],
-      objections: [],
-      status: "proposed",
-    });
-  }
-  // Agreeing with or challenging an amendment is how members support or oppose it.
-  const amendment = body.reply_to ? state.amendments.find((a) => a.amendment_id === body.reply_to) : undefined;
-  if (
-    amendment &&
-    speaker.role === "member" &&
-    node_id !== amendment.by &&
-    (body.dialog_type === "agree" || body.dialog_type === "challenge")
-  ) {
-    amendment.support = amendment.support.filter((n) => n !== node_id);
-    amendment.objections = amendment.objections.filter((n) => n !== node_id);
-    (body.dialog_type === "agree" ? amendment.support : amendment.objections).push(node_id);
-  }
-  if (body.dialog_type === "vote") {
-    vote = {
-      node_id,
-      dialog_id: dialog.id,
-      kind: input.voter!.kind,
-      vote: body.vote!,
-      weight: input.voter!.weight,
-      confidence: body.confidence!,
-      conditions: body.conditions ?? [],
-      reasoning: body.reasoning ?? null,
-      proposal_hash: state.proposal_hash!,
-      created_at: now,
-    };
-    fx.push(
-      { kind: "record_vote", vote },
-      { kind: "feed", type: "council.vote_cast", payload: { session_id: state.session_id, node_id, kind: vote.kind, weight: vote.weight } },
-    );
-  }
-  state.progress_due_at ??= new Date(ctx.now.getTime() + ctx.config.progress_debounce_ms).toISOString();
-  return null;
-}
-
-/** Structural rules the request schema also checks; repeated here so every entry point gets them. */
-function dialogShapeError(body: DialogBody): string | null {
-  if (body.dialog_type === "amend" && (!body.amendment_type || !body.amendment_target || !body.amendment_content)) {
-    return "an amend dialog needs amendment_type, amendment_target and amendment_content";
-  }
-  if (body.dialog_type === "vote") {
-    if (!body.vote) return "a vote dialog needs vote";
-    if (body.confidence === undefined || !(body.confidence >= 0 && body.confidence <= 1)) return "a vote dialog needs confidence in [0, 1]";
-  }
-  return null;
-}
-
-function noteMemberPost(state: SessionState, member: SessionMember, dialog: DialogRecord, now: string, fx: Effect[]) {
-  const counts = { requests: [] as string[], responses: [] as string[] };
-  if ((state.phase === "diverge" || state.phase === "challenge") && !member.responded_at && dialog.dialog_type !== "amend") {
-    // A late first assessment made in challenge still answers the diverge invitation.
-    member.responded_at = now;
-    state.first_response_at ??= now;
-    if (member.source === "term") counts.responses.push(member.node_id);
-  }
-  if (state.phase === "challenge") member.challenge_posted = true;
-  if (dialog.dialog_type === "vote") {
-    member.voted = true;
-    if (member.source === "term") counts.responses.push(member.node_id);
-  }
-  if (counts.responses.length > 0) fx.push({ kind: "term_counts", ...counts });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { batchable } from "../db/raw";
@@ -33,6 +33,16 @@ export async function loadSession(db: Db, sessionId: string): Promise<StoredSess
 
 export function loadDialogs(db: Db, sessionId: string) {
   return db.select().from(councilDialogs).where(eq(councilDialogs.sessionId, sessionId)).orderBy(asc(councilDialogs.seq)).all();
+}
+
+/** The dialogs not yet folded into the state (`seq` after its `dialog_count`), oldest first. */
+export function loadDialogsAfter(db: Db, sessionId: string, seq: number) {
+  return db
+    .select()
+    .from(councilDialogs)
+    .where(and(eq(councilDialogs.sessionId, sessionId), gt(councilDialogs.seq, seq)))
+    .orderBy(asc(councilDialogs.seq))
+    .all();
 }
 
 export function loadVotes(db: Db, sessionId: string) {
@@ -105,13 +115,19 @@ export function toCandidate(n: typeof nodes.$inferSelect): Candidate {
   };
 }
 
-/** The session row update, guarded by the version the caller loaded: a concurrent save aborts the batch. */
-export function sessionUpdate(db: Db, state: SessionState, version: number, now: Date) {
+/**
+ * The session row update, guarded by the version the caller loaded (a concurrent save aborts the
+ * batch) and by the dialogs it saw: `seenSeq` is the last dialog folded into the state before this
+ * save's own input, and a dialog written directly since then aborts it too, so no save (a phase
+ * change, a replacement) ever rests on a trail it did not see (machine-dialog.ts).
+ */
+export function sessionUpdate(db: Db, state: SessionState, version: number, seenSeq: number, now: Date) {
+  const unseen = sql`EXISTS (SELECT 1 FROM council_dialogs WHERE session_id = ${state.session_id} AND seq > ${seenSeq})`;
   return batchable(
     db,
     sql`
     UPDATE council_sessions SET
-      version = ${guarded(sql`version = ${version}`, version + 1)},
+      version = ${guarded(sql`version = ${version} AND NOT ${unseen}`, version + 1)},
       phase = ${state.phase},
       state = ${JSON.stringify(state)},
       next_check_at = ${nextCheckAt(state)},
@@ -131,13 +147,14 @@ export async function saveTransition(
   db: Db,
   state: SessionState,
   version: number,
+  seenSeq: number,
   effects: readonly Effect[],
   rules: CouncilRules,
   now: Date,
   head: BatchItem<"sqlite">[] = [],
 ) {
   const plan = planEffects(db, state, version + 1, effects, rules, now);
-  const statements: BatchItem<"sqlite">[] = [...head, sessionUpdate(db, state, version, now), ...plan.statements];
+  const statements: BatchItem<"sqlite">[] = [...head, sessionUpdate(db, state, version, seenSeq, now), ...plan.statements];
   const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   await afterCommit(
     env,

@@ -2,7 +2,9 @@ import { and, asc, desc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { councilElectorate, councilSessions, councilTerms } from "../db/schema";
 import { notFound } from "../lib/errors";
+import { absorbDialogs } from "./machine-dialog";
 import type { ProposalRow } from "./proposals";
+import { COUNCIL_RULES } from "./rules";
 import { activeMembers, type SessionState } from "./session";
 import { loadDialogs, loadSession, loadVotes, toDialogRecord } from "./session-store";
 import { countBallots } from "./tally";
@@ -133,7 +135,6 @@ export async function getTermDetail(db: Db, termId: string) {
 export async function sessionDetail(db: Db, sessionId: string) {
   const stored = await loadSession(db, sessionId);
   if (!stored) throw notFound(`session ${sessionId}`);
-  const s = stored.state;
   const [dialogs, votes, electorate] = await Promise.all([
     loadDialogs(db, sessionId),
     loadVotes(db, sessionId),
@@ -144,6 +145,12 @@ export async function sessionDetail(db: Db, sessionId: string) {
       .orderBy(asc(councilElectorate.kind), asc(councilElectorate.nodeId))
       .all(),
   ]);
+  // Dialogs written directly since the session's last save are in the trail but not yet folded into
+  // its state (machine-dialog.ts): fold them here too, so who has responded shows at once.
+  const s = absorbDialogs(stored.state, dialogs.filter((d) => d.seq > stored.state.dialog_count).map(toDialogRecord), {
+    rules: COUNCIL_RULES,
+    config: { progress_debounce_ms: 0 },
+  }).state;
   const tally = countBallots(votes.map((v) => ({ node_id: v.nodeId, vote: v.vote, weight: v.weight, confidence: v.confidence })));
   return {
     session_id: s.session_id,

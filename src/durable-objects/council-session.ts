@@ -3,18 +3,21 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { getDb, type Db } from "../db/client";
 import { isGuardFailure, isUniqueFailure } from "../db/guard";
-import { councilDialogs, councilElectorate, councilVotes, settings } from "../db/schema";
+import { councilDialogs, councilElectorate, councilVotes } from "../db/schema";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
+import { readSectionCached } from "../lib/config";
 import { newId } from "../lib/ids";
 import { councilConfig, type CouncilConfig } from "../council/config";
 import { advance, checkNeeds, nextCheckAt } from "../council/machine";
+import { absorbDialogs, DIRECT_PHASES } from "../council/machine-dialog";
 import type { DialogBody, MachineContext, MachineInput, Refusal } from "../council/machine-types";
 import { cryptoRandom } from "../council/random";
 import { COUNCIL_RULES } from "../council/rules";
 import type { DialogRecord, SessionState } from "../council/session";
 import {
   loadDialogs,
+  loadDialogsAfter,
   loadMemberPool,
   loadSession,
   loadVotes,
@@ -37,8 +40,19 @@ const jobEndInput = z.object({
     reason: z.string().optional(),
   }),
 });
+const nudgeInput = z.object({ ...base, due: z.number().int() });
 const vetoInput = z.object({ ...base, by: z.string().min(1).max(100), reason: z.string().min(1).max(2_000) });
 const ratifyInput = z.object({ ...base, by: z.string().min(1).max(100) });
+
+/** A loaded session with the dialogs written directly since its last save folded in (not saved yet). */
+interface Folded {
+  stored: StoredSession;
+  state: SessionState;
+  absorbed: number;
+}
+
+/** Saves that lose a race with a direct dialog or another save reload and run again, at most this often. */
+const SAVE_ATTEMPTS = 5;
 
 export type SessionOutcome =
   { ok: true; phase: string; changed: boolean; dialog?: DialogRecord } | Refusal | { ok: false; code: "not_found"; detail: string };
@@ -48,14 +62,19 @@ export type SessionOutcome =
  * here one at a time (an in-memory queue: a Durable Object instance is unique, so nothing else
  * writes the session), through the pure state machine, and is saved to D1 in one batch guarded by
  * the row's version. The alarm runs the debounced progress check and the next deadline.
+ *
+ * Plain contributions (assess, challenge, agree, develop) are written by the Worker directly in one
+ * guarded statement (council/direct-dialog.ts), which then `nudge`s this object's alarm. Before
+ * running any input this object folds those rows into the state (council/machine-dialog.ts), and
+ * every save is guarded on having seen them all.
  */
 export class CouncilSession extends DurableObject<Env> {
   private cache: StoredSession | null = null;
   private tail: Promise<unknown> = Promise.resolve();
   private offsetMs = 0;
-  private config: { value: CouncilConfig; readAt: number } | null = null;
   /** The alarm last set (real ms, null: none), so a dialog that does not move it writes no storage. */
   private alarmAt: number | null | undefined = undefined;
+  private sessionId: string | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -132,6 +151,24 @@ export class CouncilSession extends DurableObject<Env> {
   }
 
   /** Deadlines and progress: the alarm, the minute tick and tests call this; nothing due → no write. */
+  /**
+   * A direct dialog asked for a progress check at `due` (clock ms): bring the alarm forward to it.
+   * Writes nothing to D1; queued behind whatever runs now, so a check that did not see the dialog
+   * cannot move the alarm back past it afterwards.
+   */
+  async nudge(input: { session_id: string; due: number; now: number }): Promise<void> {
+    const req = nudgeInput.parse(input);
+    await this.serial(async () => {
+      this.offsetMs = req.now - Date.now();
+      const at = Math.max(Date.now(), req.due - this.offsetMs);
+      this.rememberSession(req.session_id);
+      const current = this.alarmAt === undefined ? await this.ctx.storage.getAlarm() : this.alarmAt;
+      if (current !== null && current <= at) return;
+      this.alarmAt = at;
+      await this.ctx.storage.setAlarm(at);
+    });
+  }
+
   async check(input: { session_id: string; now: number }): Promise<SessionOutcome> {
     const req = z.object(base).parse(input);
     return this.serial(async () => {
@@ -187,13 +224,15 @@ export class CouncilSession extends DurableObject<Env> {
   }
 
   private async runCheck(stored: StoredSession, now: number): Promise<SessionOutcome> {
-    const next = nextCheckAt(stored.state);
-    if (next === null || Date.parse(next) > now) {
-      await this.schedule(stored.state);
-      return { ok: true, phase: stored.state.phase, changed: false };
-    }
     const db = getDb(this.env.DB);
-    const needs = checkNeeds(stored.state, now, COUNCIL_RULES);
+    const cfg = await this.readConfig(db);
+    const folded = await this.fold(stored, cfg);
+    const next = nextCheckAt(folded.state);
+    if (next === null || Date.parse(next) > now) {
+      await this.schedule(folded.state);
+      return { ok: true, phase: folded.state.phase, changed: false };
+    }
+    const needs = checkNeeds(folded.state, now, COUNCIL_RULES);
     const [pool, votes, dialogs] = await Promise.all([
       needs.pool ? loadMemberPool(db, new Date(now)) : undefined,
       needs.votes ? loadVotes(db, stored.state.session_id) : undefined,
@@ -203,43 +242,59 @@ export class CouncilSession extends DurableObject<Env> {
       stored,
       { kind: "check", pool, votes: votes?.map(toVoteRecord), dialogs: dialogs?.map(toDialogRecord) },
       now,
+      cfg,
+      folded,
     );
     return out.ok ? { ok: true, phase: out.state.phase, changed: out.changed } : out;
   }
 
-  /** Runs the machine and saves. A version conflict (nothing else should write) reloads and retries once. */
-  private async apply(stored: StoredSession, input: MachineInput, now: number, config?: CouncilConfig) {
+  /**
+   * Runs the machine on the state with the direct dialogs folded in, and saves both in one batch.
+   * A lost race (a direct dialog or, unexpectedly, another save got in first) reloads and runs again.
+   */
+  private async apply(stored: StoredSession, input: MachineInput, now: number, config?: CouncilConfig, first?: Folded) {
     const db = getDb(this.env.DB);
     const cfg = config ?? (await this.readConfig(db));
     const ctx: MachineContext = { now: new Date(now), rules: COUNCIL_RULES, config: cfg, random: cryptoRandom, newId };
     for (let attempt = 0; ; attempt++) {
       const current = attempt === 0 ? stored : await this.load(stored.state.session_id, now, true);
       if (!current) throw new Error(`session ${stored.state.session_id} disappeared`);
-      const out = advance(current.state, input, ctx);
+      const folded = attempt === 0 && first ? first : await this.fold(current, cfg);
+      const out = advance(folded.state, input, ctx);
       if (!out.ok) return out;
-      if (!out.changed) {
-        await this.schedule(current.state);
+      const changed = out.changed || folded.absorbed > 0;
+      if (!changed) {
+        await this.schedule(folded.state);
         return out;
       }
       try {
-        await saveTransition(this.env, db, out.state, current.version, out.effects, COUNCIL_RULES, ctx.now);
+        await saveTransition(this.env, db, out.state, current.version, folded.state.dialog_count, out.effects, COUNCIL_RULES, ctx.now);
       } catch (err) {
         this.cache = null;
-        if (isGuardFailure(err, "council_sessions.version") && attempt === 0) continue;
+        if (isGuardFailure(err, "council_sessions.version") && attempt + 1 < SAVE_ATTEMPTS) continue;
+        // Our own dialog's seq taken by a direct one that got in first: same race, run again.
+        if (isUniqueFailure(err, "council_dialogs") && attempt + 1 < SAVE_ATTEMPTS) continue;
         throw err;
       }
       this.cache = { state: out.state, version: current.version + 1 };
       await this.schedule(out.state);
-      return out;
+      return { ...out, changed };
     }
   }
 
-  /** The council section, re-read at most every CONFIG_TTL_MS (a PUT shows within that). */
-  private async readConfig(db: Db): Promise<CouncilConfig> {
-    if (this.config && Date.now() - this.config.readAt < CONFIG_TTL_MS) return this.config.value;
-    const row = await db.select().from(settings).where(eq(settings.section, councilConfig.name)).get();
-    this.config = { value: parseConfig(row?.value), readAt: Date.now() };
-    return this.config.value;
+  /** The session with the dialogs written directly since its last save folded in (one D1 read, only in phases that take them). */
+  private async fold(stored: StoredSession, cfg: CouncilConfig): Promise<Folded> {
+    const none = { stored, state: stored.state, absorbed: 0 };
+    if (!DIRECT_PHASES.includes(stored.state.phase)) return none;
+    const rows = await loadDialogsAfter(getDb(this.env.DB), stored.state.session_id, stored.state.dialog_count);
+    if (rows.length === 0) return none;
+    const { state } = absorbDialogs(stored.state, rows.map(toDialogRecord), { rules: COUNCIL_RULES, config: cfg });
+    return { stored, state, absorbed: rows.length };
+  }
+
+  /** The council section through the isolate's short cache (a PUT shows within CONFIG_CACHE_MS, at once in this isolate). */
+  private readConfig(db: Db): Promise<CouncilConfig> {
+    return readSectionCached(db, councilConfig);
   }
 
   private async load(id: string, now: number, fresh = false): Promise<StoredSession | null> {
@@ -248,9 +303,16 @@ export class CouncilSession extends DurableObject<Env> {
     const stored = await loadSession(getDb(this.env.DB), id);
     if (stored) {
       this.cache = stored;
-      this.ctx.storage.sql.exec(`INSERT INTO meta (k, v) VALUES ('session_id', ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v`, id);
+      this.rememberSession(id);
     }
     return stored;
+  }
+
+  /** Which session this object is, for the alarm (kept in its own storage; written once). */
+  private rememberSession(id: string) {
+    if (this.sessionId === id) return;
+    this.ctx.storage.sql.exec(`INSERT INTO meta (k, v) VALUES ('session_id', ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v`, id);
+    this.sessionId = id;
   }
 
   /** One alarm at the next moment a check could change something, mapped from clock time to real time. */
@@ -279,13 +341,6 @@ export class CouncilSession extends DurableObject<Env> {
 function notFound(id: string) {
   return { ok: false as const, code: "not_found" as const, detail: `session ${id} not found` };
 }
-
-function parseConfig(value: unknown): CouncilConfig {
-  const parsed = councilConfig.schema.safeParse(value ?? {});
-  return parsed.success ? parsed.data : councilConfig.schema.parse({});
-}
-
-const CONFIG_TTL_MS = 2_000;
 
 export function getCouncilSession(env: Pick<Env, "COUNCIL_SESSION">, sessionId: string) {
   return env.COUNCIL_SESSION.getByName(sessionId);

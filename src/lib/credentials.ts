@@ -69,6 +69,21 @@ export async function findCredentialCached(db: Db, id: string): Promise<Credenti
   return row;
 }
 
+/**
+ * The rule `authenticate` (lib/auth.ts) applies to a presented `<id>.<secret>`, as SQL text of a
+ * scalar for a statement that authenticates as it writes (one round trip instead of a read before
+ * the write): the subject of credential `id` when it is of `kind`, its stored hash is `secretHash`
+ * (the SHA-256 of the presented secret), and it is neither revoked nor expired at `now`; otherwise
+ * NULL. `id`, `secretHash` and `nowIso` name the statement's bound parameters (e.g. "?9"); `kind`
+ * is one of CREDENTIAL_KINDS, so it goes in as a literal. Being evaluated in the write, it sees a
+ * revocation at once (no cache). Comparing digests with `=` gives nothing away that matters:
+ * learning a stored digest does not yield a secret that hashes to it.
+ */
+export function liveSubjectSql(kind: CredentialKind, id: string, secretHash: string, nowIso: string): string {
+  return `(SELECT subject FROM credentials WHERE id = ${id} AND kind = '${kind}' AND secret_hash = ${secretHash}
+    AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ${nowIso}))`;
+}
+
 /** A token is `<credential id>.<secret>`; anything else is not one of ours. */
 export function splitToken(token: string): { id: string; secret: string } | null {
   const match = /^([a-z]+_[0-9a-f]{16})\.([0-9a-f]{64})$/.exec(token);

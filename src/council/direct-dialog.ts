@@ -1,0 +1,185 @@
+import type { Db } from "../db/client";
+import { liveSubjectSql } from "../lib/credentials";
+import { newId } from "../lib/ids";
+import { DIRECT_DIALOG_TYPES, phasesTaking } from "./machine-dialog";
+import type { DialogBody } from "./machine-types";
+import { COUNCIL_RULES, type CouncilRules } from "./rules";
+import type { DialogRecord, DialogType } from "./session";
+
+/**
+ * The hot path of `POST /v1/council/sessions/:id/dialog` for plain contributions (assess,
+ * challenge, agree, develop): one D1 batch written by the Worker, without a round trip through the
+ * session's Durable Object. The INSERT checks in SQL, at write time, what the machine's
+ * `applyDialog` checks for such a dialog:
+ * - the session's phase takes the type (`wrong_phase`),
+ * - the poster is the proposer or an active member in the state (`not_eligible`; community voters
+ *   speak only in voting, which takes no direct dialog),
+ * - the node has posted fewer than `maxDialogsPerNode` dialogs here (`rate_limited`),
+ * - `reply_to` names a dialog of this session that is not an amendment (a reply to an amendment
+ *   changes its support, which the object records at once, so it goes there).
+ * D1 runs statements one at a time, so the checks and the insert are atomic against the object's
+ * saves: a dialog racing a phase change is written in the old phase (and the save, guarded on the
+ * dialogs it saw, runs again with it) or finds the new phase and is not written at all.
+ *
+ * The poster is a node the caller authenticated, or a presented token: then the statement also
+ * authenticates (the token's id, the SHA-256 of its secret, a live node credential: the rule of
+ * `authenticate` in lib/auth.ts), so the whole post is one D1 round trip.
+ *
+ * When the insert writes nothing the caller hands the dialog to the object, which answers with the
+ * exact refusal (or takes it, if the state moved in between). Nothing is refused here.
+ *
+ * The same batch does what the machine's effects for such a dialog would: the node's last dialog
+ * time, and, for a term member's first response in the session, the term's response counter (the
+ * member's `responded_at` itself is folded into the state at the next check, and the public view
+ * folds it in at once). It also pulls the session's `next_check_at` forward
+ * to the debounced progress check; `nudge` says whether it moved (the first dialog since the last
+ * check), so the caller brings the object's alarm forward too. Should that nudge be lost, the minute
+ * tick finds the session by `next_check_at` and the check folds the dialog in all the same.
+ */
+export function takesDirect(body: DialogBody): body is DialogBody & { dialog_type: (typeof DIRECT_DIALOG_TYPES)[number] } {
+  return (DIRECT_DIALOG_TYPES as readonly DialogType[]).includes(body.dialog_type);
+}
+
+/** Who posts: a node the caller authenticated, or a presented node token checked by the statement itself. */
+export type Poster = { node_id: string } | { credential_id: string; secret_hash: string };
+
+export interface DirectDialog {
+  dialog: DialogRecord;
+  /** The progress check (clock ms) this dialog asked for, when it is the first since the last check. */
+  nudge: number | null;
+}
+
+interface DialogRow {
+  id: string;
+  session_id: string;
+  seq: number;
+  node_id: string;
+  role: DialogRecord["role"];
+  phase: DialogRecord["phase"];
+  dialog_type: DialogRecord["dialog_type"];
+  content: string | null;
+  reply_to: string | null;
+  created_at: string;
+}
+
+export async function writeDirectDialog(
+  db: Db,
+  input: { session_id: string; poster: Poster; body: DialogBody; now: Date; debounce_ms: number },
+  rules: Pick<CouncilRules, "maxDialogsPerNode"> = COUNCIL_RULES,
+): Promise<DirectDialog | null> {
+  const { body, poster } = input;
+  const id = newId("dlg");
+  const at = input.now.toISOString();
+  const dueMs = input.now.getTime() + input.debounce_ms;
+  const due = new Date(dueMs).toISOString();
+  const byNode = "node_id" in poster;
+  // Numbered parameters, shared by the four statements (see directSql).
+  const params = [
+    id,
+    input.session_id,
+    body.dialog_type,
+    body.content ?? null,
+    body.reply_to ?? null,
+    at,
+    rules.maxDialogsPerNode,
+    byNode ? poster.node_id : null,
+    byNode ? null : poster.credential_id,
+    byNode ? null : poster.secret_hash,
+    due,
+  ];
+  const statements = directSql(body.dialog_type).map((q) => db.$client.prepare(q.text).bind(...params.slice(0, q.params)));
+  const [inserted, , , moved] = await db.$client.batch(statements);
+  const row = (inserted!.results as DialogRow[])[0];
+  if (!row) return null;
+  return {
+    dialog: {
+      id: row.id,
+      seq: row.seq,
+      node_id: row.node_id,
+      role: row.role,
+      phase: row.phase,
+      dialog_type: row.dialog_type,
+      content: row.content,
+      reply_to: row.reply_to,
+      amendment_type: null,
+      amendment_target: null,
+      amendment_content: null,
+      created_at: row.created_at,
+    },
+    nudge: moved!.results.length > 0 ? dueMs : null,
+  };
+}
+
+/**
+ * The batch's SQL for one dialog type, built once per isolate: plain text with numbered parameters
+ * bound straight to D1 (building it through drizzle's `sql` on every post cost about a quarter of a
+ * millisecond of CPU, a fair share of this path). Parameters: ?1 dialog id, ?2 session id, ?3 type,
+ * ?4 content, ?5 reply_to, ?6 now, ?7 per-node cap, ?8 poster node id (or NULL), ?9 credential id,
+ * ?10 secret hash (when ?8 is NULL), ?11 the progress check due.
+ */
+function directSql(type: DialogType): readonly DirectStatement[] {
+  let cached = SQL_BY_TYPE.get(type);
+  if (cached) return cached;
+  const phases = phasesTaking(type)
+    .map((p) => `'${p}'`)
+    .join(", ");
+  // The poster: given, or the subject of the presented token when it is a live node credential
+  // (authentication in the same statement as the write: no read before it).
+  const node = `COALESCE(?8, ${liveSubjectSql("node", "?9", "?10", "?6")})`;
+  // The later statements act only when the insert wrote, for the node it wrote.
+  const posted = `(SELECT node_id FROM council_dialogs WHERE id = ?1)`;
+  cached = [
+    `WITH poster(node_id) AS (SELECT ${node})
+    INSERT INTO council_dialogs (id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at)
+    SELECT ?1, x.id, x.next_seq, x.node_id, x.role, x.phase, ?3, ?4, ?5, ?6
+    FROM (
+      SELECT s.id, s.phase, p.node_id,
+        CASE WHEN s.proposer_id = p.node_id THEN 'proposer' ELSE (
+          SELECT json_extract(m.value, '$.role') FROM json_each(s.state, '$.members') m
+          WHERE json_extract(m.value, '$.node_id') = p.node_id AND json_extract(m.value, '$.replaced_by') IS NULL
+        ) END AS role,
+        (SELECT COALESCE(MAX(d.seq), 0) + 1 FROM council_dialogs d WHERE d.session_id = s.id) AS next_seq
+      FROM poster p, council_sessions s
+      WHERE p.node_id IS NOT NULL AND s.id = ?2 AND s.phase IN (${phases})
+    ) x
+    WHERE x.role IS NOT NULL
+      AND (SELECT COUNT(*) FROM council_dialogs d WHERE d.session_id = x.id AND d.node_id = x.node_id) < ?7
+      AND (?5 IS NULL OR EXISTS (
+        SELECT 1 FROM council_dialogs r WHERE r.id = ?5 AND r.session_id = x.id AND r.dialog_type <> 'amend'))
+    RETURNING id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at`,
+    `UPDATE nodes SET last_dialog_at = ?6 WHERE id = ${posted}`,
+    // A member responds once per session (noteMemberPost): their first dialog in diverge or challenge
+    // that is not an amendment, whichever path wrote it. This one is the first when it is the only one.
+    `UPDATE council_term_members SET responses = MIN(requests, responses + 1)
+    WHERE term_id = (SELECT term_id FROM council_sessions WHERE id = ?2)
+      AND node_id = ${posted}
+      AND EXISTS (
+        SELECT 1 FROM council_sessions s, json_each(s.state, '$.members') m
+        WHERE s.id = ?2 AND json_extract(m.value, '$.node_id') = ${posted}
+          AND json_extract(m.value, '$.replaced_by') IS NULL AND json_extract(m.value, '$.source') = 'term')
+      AND (SELECT COUNT(*) FROM council_dialogs d
+           WHERE d.session_id = ?2 AND d.node_id = ${posted}
+             AND d.phase IN ('diverge', 'challenge') AND d.dialog_type <> 'amend') = 1`,
+    `UPDATE council_sessions SET next_check_at = ?11
+    WHERE id = ?2 AND EXISTS (SELECT 1 FROM council_dialogs WHERE id = ?1)
+      AND (next_check_at IS NULL OR next_check_at > ?11)
+    RETURNING id`,
+  ].map((text) => ({ text, params: maxParam(text) }));
+  SQL_BY_TYPE.set(type, cached);
+  return cached;
+}
+
+/** A statement's text and how many parameters it takes (D1 wants exactly that many bound values). */
+interface DirectStatement {
+  text: string;
+  params: number;
+}
+
+const SQL_BY_TYPE = new Map<DialogType, readonly DirectStatement[]>();
+
+/** The highest `?N` a statement uses. */
+function maxParam(text: string): number {
+  let max = 0;
+  for (const m of text.matchAll(/\?(\d+)/g)) max = Math.max(max, Number(m[1]));
+  return max;
+}
