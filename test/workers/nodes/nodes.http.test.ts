@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
+import { revokeCredential } from "../../../src/lib/credentials";
 import { notifyNodesStatements } from "../../../src/nodes/events";
 import { call } from "../../factories";
 import { heartbeat, patchNode, registerNode } from "../../factories/nodes";
@@ -106,6 +107,40 @@ describe("heartbeats and pending events", () => {
     expect((await call(`/v1/nodes/${b.node_id}/heartbeat`, { token: a.token, body: {} })).status).toBe(403);
     expect((await call(`/v1/nodes/${b.node_id}/heartbeat`, { body: {} })).status).toBe(403);
     expect((await call(`/v1/nodes/${b.node_id}/heartbeat`, { token: null, body: {} })).status).toBe(401);
+  });
+
+  it("checks a node token inside the heartbeat's own write: a forged, revoked, foreign or runner token moves nothing", async () => {
+    const node = await registerNode({ name: "guarded" });
+    const other = await registerNode({ name: "other" });
+    await appendFor(node.node_id, 2, "g");
+    const first = await heartbeat(node);
+    const seen = async () => {
+      const row = await env.DB.prepare("SELECT last_heartbeat_at, acked_through FROM nodes WHERE id = ?").bind(node.node_id).first();
+      return row as { last_heartbeat_at: string; acked_through: number };
+    };
+    const before = await seen();
+    const ack = { ack_through: first.pending_events[1]!.id };
+    const [id] = node.token.split(".");
+    const runner = await call("/v1/admin/runners", { body: { name: "not-a-node" } });
+    const refusals: Array<[string, number]> = [
+      [`${id}.${"0".repeat(64)}`, 401], // the right id with a forged secret
+      [other.token, 403], // a live node token of another node
+      [runner.body.token, 403], // a live token of another kind
+    ];
+    for (const [token, status] of refusals) {
+      const res = await call(`/v1/nodes/${node.node_id}/heartbeat`, { token, body: ack });
+      expect([res.status, res.headers.get("content-type")], token.slice(0, 12)).toEqual([status, expect.stringContaining("problem+json")]);
+    }
+    // a bad token with a bad body: the token answers first
+    expect(
+      (await call(`/v1/nodes/${node.node_id}/heartbeat`, { token: `${id}.${"0".repeat(64)}`, body: { ack_through: "x" } })).status,
+    ).toBe(401);
+    expect(await seen()).toEqual(before);
+    await revokeCredential(getDb(env.DB), "node", id!, "test", new Date());
+    expect((await call(`/v1/nodes/${node.node_id}/heartbeat`, { token: node.token, body: ack })).status).toBe(401);
+    expect(await seen()).toEqual(before);
+    // the operator route still answers as before: an admin is not the node
+    expect((await call(`/v1/nodes/${node.node_id}/heartbeat`, { body: ack })).status).toBe(403);
   });
 
   it("misses no event when a node heartbeats while events are being appended", async () => {
