@@ -4,13 +4,12 @@ import { getCouncilSession } from "../durable-objects/council-session";
 import type { Env } from "../env";
 import { readSectionCached } from "../lib/config";
 import { AppError } from "../lib/errors";
-import { label } from "../lib/validation";
+import { label, prose } from "../lib/validation";
 import { councilConfig } from "./config";
 import { takesDirect, writeDirectDialog, type Poster } from "./direct-dialog";
 import type { DialogBody } from "./machine-types";
 import { AMENDMENT_TYPES, DIALOG_TYPES, type DialogRecord } from "./session";
 import { VOTES } from "./tally";
-import { longText } from "./text";
 
 const CONTENT_TYPES = new Set(["assess", "challenge", "develop"]);
 
@@ -18,18 +17,18 @@ const CONTENT_TYPES = new Set(["assess", "challenge", "develop"]);
 export const dialogBody = z
   .strictObject({
     dialog_type: z.enum(DIALOG_TYPES),
-    content: longText(10_000).optional(),
+    content: prose(10_000).optional(),
     reply_to: z
       .string()
       .regex(/^dlg_[0-9a-f]{16}$/, "a dialog id")
       .optional(),
     amendment_type: z.enum(AMENDMENT_TYPES).optional(),
-    amendment_target: longText(2_000).optional(),
-    amendment_content: longText(10_000).optional(),
+    amendment_target: prose(2_000).optional(),
+    amendment_content: prose(10_000).optional(),
     vote: z.enum(VOTES).optional(),
     conditions: z.array(label(1_000)).max(20).optional(),
     confidence: z.number().min(0).max(1).optional(),
-    reasoning: longText(10_000).optional(),
+    reasoning: prose(10_000).optional(),
     proposal_hash: z
       .string()
       .regex(/^[0-9a-f]{64}$/, "a SHA-256 hex digest")

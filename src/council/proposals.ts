@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import { AppError, notFound } from "../lib/errors";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
-import { label } from "../lib/validation";
+import { label, prose } from "../lib/validation";
 import { repoNameField } from "../projects/repo-name";
 import type { JobEnd } from "../jobs/owner-handlers";
 import { dispatchJob, prepareJob } from "../jobs/submit";
@@ -23,15 +23,14 @@ import { checkQuality } from "./quality";
 import type { Random } from "./random";
 import { COUNCIL_RULES, HOUR, type CouncilRules } from "./rules";
 import { scanText } from "./scan";
-import { longText } from "./text";
 
 export const proposalInput = z
   .strictObject({
     title: label(200),
-    body: longText(20_000),
+    body: prose(20_000),
     kind: z.enum(PROPOSAL_KINDS),
     // `repo_name`: the repository the project asks for in the organisation (default: its name as a slug).
-    project: z.strictObject({ name: label(100), summary: longText(2_000), repo_name: repoNameField.optional() }).optional(),
+    project: z.strictObject({ name: label(100), summary: prose(2_000), repo_name: repoNameField.optional() }).optional(),
   })
   .superRefine((p, ctx) => {
     if (p.kind === "project" && !p.project)

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import type { FieldError } from "../lib/errors";
 import { fieldErrorsFromIssues } from "../lib/errors";
-import { label } from "../lib/validation";
-import { longText } from "../council/text";
+import { label, prose } from "../lib/validation";
 
 /**
  * Decomposition of an approved project into swarm tasks (issue 9): pure rules, used alike for a
@@ -25,7 +24,7 @@ export const decompositionTask = z.strictObject({
   title: label(200),
   signals,
   weight: z.number().gt(0).max(DECOMPOSITION_RULES.maxWeightSum),
-  body: longText(4_000).optional(),
+  body: prose(4_000).optional(),
 });
 export type DecompositionTask = z.output<typeof decompositionTask>;
 

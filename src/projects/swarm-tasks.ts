@@ -6,7 +6,7 @@ import { batchable } from "../db/raw";
 import { projectContributions, SWARM_TASK_STATUSES, swarmTasks, type SwarmTaskStatus } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { takePage } from "../lib/paging";
-import { longText } from "../council/text";
+import { prose } from "../lib/validation";
 import { getNode } from "../nodes/registry";
 import type { ProjectsConfig } from "./config";
 
@@ -18,7 +18,7 @@ export const taskCursor = z.tuple([z.string().max(64), z.string().max(64)]);
 const HOUR = 3_600_000;
 
 export const completionInput = z.strictObject({
-  summary: longText(10_000),
+  summary: prose(10_000),
   commit_sha: z
     .string()
     .regex(/^[0-9a-f]{40}$/, "a 40-hex commit sha")

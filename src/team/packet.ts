@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { label } from "../lib/validation";
+import { label, prose } from "../lib/validation";
 import { TEAM_ROLES } from "./settings";
 
 /**
@@ -29,20 +29,6 @@ export const PACKET_LIMITS = {
   tools: 32,
 } as const;
 
-// Multi-line prose: newlines and tabs allowed; other controls, bidi overrides and lone surrogates not.
-const UNSAFE_TEXT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
-function text(max: number) {
-  return z
-    .string()
-    .trim()
-    .min(1)
-    .max(max)
-    .superRefine((value, ctx) => {
-      if (!value.isWellFormed()) ctx.addIssue({ code: "custom", message: "must not contain lone surrogates" });
-      else if (UNSAFE_TEXT.test(value)) ctx.addIssue({ code: "custom", message: "must not contain control characters or bidi overrides" });
-    });
-}
-
 export const packetIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "1-64 characters of [A-Za-z0-9_.-], starting alphanumeric");
@@ -51,7 +37,7 @@ const list = <T extends z.ZodType>(item: T, max: number) => z.array(item).max(ma
 
 const artifactRef = z
   .strictObject({
-    path: text(PACKET_LIMITS.artifactPath).optional(),
+    path: prose(PACKET_LIMITS.artifactPath).optional(),
     id: label(PACKET_LIMITS.ref).optional(),
     sha256: z
       .string()
@@ -62,7 +48,7 @@ const artifactRef = z
   .refine((a) => a.path !== undefined || a.id !== undefined, "an artifact needs a path or an id");
 
 const finding = z.strictObject({
-  claim: text(PACKET_LIMITS.claim),
+  claim: prose(PACKET_LIMITS.claim),
   // A claim without a reference to evidence is not a finding: it belongs in open_questions.
   evidence: z.array(label(PACKET_LIMITS.evidence)).min(1).max(PACKET_LIMITS.evidencePerFinding),
 });
@@ -74,8 +60,8 @@ export const taskPacket = z
     round: z.number().int().min(1).max(99),
     from_role: roleSchema,
     to_role: roleSchema,
-    objective: text(PACKET_LIMITS.objective),
-    output_format: text(PACKET_LIMITS.outputFormat).optional(),
+    objective: prose(PACKET_LIMITS.objective),
+    output_format: prose(PACKET_LIMITS.outputFormat).optional(),
     // Carried and stored; nothing enforces it at spawn time yet (the employee's capabilities do).
     tool_scope: z
       .strictObject({
@@ -83,18 +69,18 @@ export const taskPacket = z
         denied: z.array(label(PACKET_LIMITS.audienceEntry)).max(PACKET_LIMITS.tools).optional(),
       })
       .optional(),
-    boundaries: list(text(PACKET_LIMITS.boundary), PACKET_LIMITS.listItems),
-    constraints: list(text(PACKET_LIMITS.constraint), PACKET_LIMITS.listItems),
+    boundaries: list(prose(PACKET_LIMITS.boundary), PACKET_LIMITS.listItems),
+    constraints: list(prose(PACKET_LIMITS.constraint), PACKET_LIMITS.listItems),
     audience: list(label(PACKET_LIMITS.audienceEntry), PACKET_LIMITS.listItems),
-    acceptance: list(text(PACKET_LIMITS.acceptance), PACKET_LIMITS.acceptanceItems),
+    acceptance: list(prose(PACKET_LIMITS.acceptance), PACKET_LIMITS.acceptanceItems),
     depends_on: list(packetIdSchema, PACKET_LIMITS.listItems),
     artifacts: list(artifactRef, PACKET_LIMITS.artifacts),
     wiki_refs: list(label(PACKET_LIMITS.ref), PACKET_LIMITS.refs),
     memory_refs: list(label(PACKET_LIMITS.ref), PACKET_LIMITS.refs),
     state_refs: list(label(PACKET_LIMITS.ref), PACKET_LIMITS.refs),
     findings: list(finding, PACKET_LIMITS.findings),
-    open_questions: list(text(PACKET_LIMITS.note), PACKET_LIMITS.listItems),
-    next_steps: list(text(PACKET_LIMITS.note), PACKET_LIMITS.listItems),
+    open_questions: list(prose(PACKET_LIMITS.note), PACKET_LIMITS.listItems),
+    next_steps: list(prose(PACKET_LIMITS.note), PACKET_LIMITS.listItems),
     // What the member claims; the composer grades the real observation and corrects it.
     fidelity: z.enum(["full", "mcp_only", "none"]).default("none"),
     // Carried and stored, not wired: irreversible calls are guarded where they are made.

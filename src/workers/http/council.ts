@@ -4,13 +4,12 @@ import { getDb } from "../../db/client";
 import { requireAuth, requireAuthInWrite } from "../../lib/auth";
 import { readSection } from "../../lib/config";
 import { AppError } from "../../lib/errors";
-import { validate } from "../../lib/validation";
+import { prose, validate } from "../../lib/validation";
 import { councilConfig } from "../../council/config";
 import { checkSession, postDialog, postDirectDialog, ratifyVeto, v1DialogBody, vetoSession } from "../../council/dialog";
 import { getProposal, proposalInput, submitProposal } from "../../council/proposals";
 import { cryptoRandom } from "../../council/random";
 import { PHASES } from "../../council/session";
-import { longText } from "../../council/text";
 import { councilOverview, getTermDetail, listSessions, listTerms, proposalView, sessionDetail } from "../../council/views";
 import type { AppEnv } from "../app-env";
 
@@ -80,7 +79,7 @@ export const councilRoutes = new Hono<AppEnv>()
     "/sessions/:id/veto",
     requireAuth({ operator: "admin" }),
     validate("param", sessionParam),
-    validate("json", z.strictObject({ reason: longText(2_000) })),
+    validate("json", z.strictObject({ reason: prose(2_000) })),
     async (c) => {
       const id = c.req.valid("param").id;
       await vetoSession(c.env, id, c.var.principal.id, c.req.valid("json").reason, c.var.clock.now());
