@@ -22,12 +22,18 @@ async function existing(db: ReturnType<typeof getDb>, id: string) {
 }
 
 /**
- * An employee's memory and wiki (issue 11 item 6), mounted beside the employee registry: operators
- * (manager) write, operators (viewer) and the employee's own role members (member token) read; the
- * crewplane MCP server's `memory_search`, `wiki_search` and `wiki_read` call the GET routes.
+ * An employee's memory and wiki (issue 11 item 6), mounted beside the employee registry. Written by
+ * operators (manager) and by employees: an employee's own work runs on a runner, so its writes come
+ * with the runner's token (recorded as `by`). Role members never write: they are deleted when their
+ * round settles, so what they learned would be kept under an id that no longer exists (seed 002);
+ * they pass it on in their packets instead. Read by operators (viewer) and the employee's own role
+ * members (member token); the crewplane MCP server's `memory_search`, `wiki_search` and `wiki_read`
+ * call the GET routes.
  */
+const writers = requireAuth({ operator: "manager", runner: true });
+
 export const knowledgeRoutes = new Hono<AppEnv>()
-  .post("/:id/memory", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", memoryBody), async (c) => {
+  .post("/:id/memory", writers, validate("param", idParam), validate("json", memoryBody), async (c) => {
     const db = getDb(c.env.DB);
     const { id } = c.req.valid("param");
     await existing(db, id);
@@ -47,7 +53,7 @@ export const knowledgeRoutes = new Hono<AppEnv>()
       return c.json({ employee_id: id, ...(q ? { q } : {}), entries: await searchMemory(db, id, q, limit) });
     },
   )
-  .put("/:id/wiki/:slug", requireAuth({ operator: "manager" }), validate("param", pageParam), validate("json", wikiBody), async (c) => {
+  .put("/:id/wiki/:slug", writers, validate("param", pageParam), validate("json", wikiBody), async (c) => {
     const db = getDb(c.env.DB);
     const { id, slug } = c.req.valid("param");
     await existing(db, id);

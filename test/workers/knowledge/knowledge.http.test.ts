@@ -6,7 +6,7 @@ import { call, createOperator, createRunner, mintToken } from "../../factories";
 import { leaseStages } from "../../factories/scripted-runner";
 import { db, newTaskId, putTeamConfig, SEED_TEAM } from "../../factories/team";
 
-/** An employee's memory and wiki: written by managers, searched (FTS5) by viewers and the employee's own members. */
+/** An employee's memory and wiki: written by managers and the employee (through its runner), searched (FTS5) by viewers and the employee's own members. */
 async function putEmployee(id: string) {
   const res = await call(`/v1/employees/${id}`, {
     method: "PUT",
@@ -72,6 +72,35 @@ describe("employee memory", () => {
     expect((await call("/v1/employees/nao/memory", { token: viewer, body: { text: "x" } })).status).toBe(403);
     expect((await call("/v1/employees/nao/memory", { token: viewer })).status).toBe(200);
     expect((await call("/v1/employees/nao/memory")).body.entries).toEqual([]);
+  });
+});
+
+describe("employee writes", () => {
+  it("lets the employee write its memory and wiki through the runner that runs it, recorded as that runner", async () => {
+    await putEmployee("yui");
+    const runner = await createRunner("yui-host");
+    const added = await call("/v1/employees/yui/memory", {
+      token: runner.token,
+      body: { text: "Invoices close on the 25th", tags: ["billing"] },
+    });
+    expect(added.status).toBe(201);
+    const page = await call("/v1/employees/yui/wiki/billing", {
+      method: "PUT",
+      token: runner.token,
+      body: { title: "Billing", body: "Close on the 25th." },
+    });
+    expect(page.status).toBe(201);
+    const trail = (await call("/v1/events?type=employee.&subject=yui")).body.events;
+    expect(trail.map((e: any) => [e.type, e.payload.by])).toEqual(
+      expect.arrayContaining([
+        ["employee.memory_added", runner.id],
+        [expect.stringMatching(/^employee\.wiki/), runner.id],
+      ]),
+    );
+    expect((await call("/v1/employees/yui/memory?q=invoices")).body.entries).toHaveLength(1);
+    // a node is not anyone's host
+    const node = await call("/v1/nodes", { token: null, body: { name: "not-a-host", model_tier: 3 } });
+    expect((await call("/v1/employees/yui/memory", { token: node.body.node_secret, body: { text: "x" } })).status).toBe(403);
   });
 });
 
