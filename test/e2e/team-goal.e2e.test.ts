@@ -12,21 +12,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, startRunner, startWorker } from "./stack";
+import { GOAL, TEAM } from "./team-fixtures";
 
-const TEAM = {
-  enabled: true,
-  executor_fanout: 1,
-  roles: {
-    planner: { runtime: "claude", model: "claude-sonnet-4-6", effort: "high" },
-    executor: { runtime: "codex", model: "gpt-5.5", effort: "medium" },
-    verifier: { runtime: "claude", model: "claude-haiku-4-5", effort: "low" },
-  },
-};
-const GOAL = {
-  title: "Write the onboarding notes",
-  acceptance_criteria: ["notes/a.md exists", "notes/b.md exists", "both describe the first week"],
-  signals: { independent_items: 4, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true },
-};
 const FILES = { "notes/a.md": "# Week one, part A\n", "notes/b.md": "# Week one, part B\n" };
 
 type Stack = Awaited<ReturnType<typeof startWorker>>;

@@ -9,21 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectAllDead, isAlive, readFakePids, waitFor } from "../runner/helpers/processes";
 import { startRunner, startWorker } from "./stack";
-
-const TEAM = {
-  enabled: true,
-  executor_fanout: 1,
-  roles: {
-    planner: { runtime: "claude", model: "claude-sonnet-4-6", effort: "high" },
-    executor: { runtime: "codex", model: "gpt-5.5", effort: "medium" },
-    verifier: { runtime: "claude", model: "claude-haiku-4-5", effort: "low" },
-  },
-};
-const GOAL = {
-  title: "Write the onboarding notes",
-  acceptance_criteria: ["notes/a.md exists", "notes/b.md exists", "both describe the first week"],
-  signals: { independent_items: 4, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true },
-};
+import { GOAL, TEAM } from "./team-fixtures";
 
 type Stack = Awaited<ReturnType<typeof startWorker>>;
 

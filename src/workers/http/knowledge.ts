@@ -1,6 +1,7 @@
 import { Hono } from "hono";
+import { createFactory } from "hono/factory";
 import { z } from "zod";
-import { getDb } from "../../db/client";
+import { getDb, type Db } from "../../db/client";
 import { requireAuth } from "../../lib/auth";
 import { notFound } from "../../lib/errors";
 import { validate } from "../../lib/validation";
@@ -17,8 +18,27 @@ const searchQuery = z.object({
   limit: z.coerce.number().int().min(1).max(50).default(10),
 });
 
-async function existing(db: ReturnType<typeof getDb>, id: string) {
+async function existing(db: Db, id: string) {
   if (!(await findEmployee(db, id))) throw notFound(`employee ${id}`);
+}
+
+const factory = createFactory<AppEnv>();
+
+/** A search over one employee's memory or wiki: its viewers and its own members, best match first. */
+function searchRoute(key: "entries" | "pages", search: (db: Db, id: string, q: string | undefined, limit: number) => Promise<unknown[]>) {
+  return factory.createHandlers(
+    requireAuth({ operator: "viewer", member: true }),
+    validate("param", idParam),
+    validate("query", searchQuery),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id } = c.req.valid("param");
+      await assertMayReadKnowledge(db, c.var.principal, id);
+      await existing(db, id);
+      const { q, limit } = c.req.valid("query");
+      return c.json({ employee_id: id, ...(q ? { q } : {}), [key]: await search(db, id, q, limit) });
+    },
+  );
 }
 
 /**
@@ -39,20 +59,7 @@ export const knowledgeRoutes = new Hono<AppEnv>()
     await existing(db, id);
     return c.json(await addMemory(db, id, c.req.valid("json"), c.var.principal.id, c.var.clock.now()), 201);
   })
-  .get(
-    "/:id/memory",
-    requireAuth({ operator: "viewer", member: true }),
-    validate("param", idParam),
-    validate("query", searchQuery),
-    async (c) => {
-      const db = getDb(c.env.DB);
-      const { id } = c.req.valid("param");
-      await assertMayReadKnowledge(db, c.var.principal, id);
-      await existing(db, id);
-      const { q, limit } = c.req.valid("query");
-      return c.json({ employee_id: id, ...(q ? { q } : {}), entries: await searchMemory(db, id, q, limit) });
-    },
-  )
+  .get("/:id/memory", ...searchRoute("entries", searchMemory))
   .put("/:id/wiki/:slug", writers, validate("param", pageParam), validate("json", wikiBody), async (c) => {
     const db = getDb(c.env.DB);
     const { id, slug } = c.req.valid("param");
@@ -60,20 +67,7 @@ export const knowledgeRoutes = new Hono<AppEnv>()
     const { page, created } = await putWikiPage(db, id, slug, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
     return c.json({ ...page, created }, created ? 201 : 200);
   })
-  .get(
-    "/:id/wiki",
-    requireAuth({ operator: "viewer", member: true }),
-    validate("param", idParam),
-    validate("query", searchQuery),
-    async (c) => {
-      const db = getDb(c.env.DB);
-      const { id } = c.req.valid("param");
-      await assertMayReadKnowledge(db, c.var.principal, id);
-      await existing(db, id);
-      const { q, limit } = c.req.valid("query");
-      return c.json({ employee_id: id, ...(q ? { q } : {}), pages: await searchWiki(db, id, q, limit) });
-    },
-  )
+  .get("/:id/wiki", ...searchRoute("pages", searchWiki))
   .get("/:id/wiki/:slug", requireAuth({ operator: "viewer", member: true }), validate("param", pageParam), async (c) => {
     const db = getDb(c.env.DB);
     const { id, slug } = c.req.valid("param");
