@@ -1,6 +1,6 @@
 import { ethicsPrompt, ethicsRules, readEthics } from "./ethics";
 import type { Effect, MachineContext, MachineInput } from "./machine-types";
-import { answerOf } from "./model-verdict";
+import { answerOf } from "../jobs/model-answer";
 import { activeMembers, type DialogRecord, type SessionState, type VoteRecord } from "./session";
 import { acceptModelConsensus, acceptedAmendments, decisionConditions, synthesisPrompt, templateConsensus } from "./synthesis";
 import { decide, type Ballot, type Outcome } from "./tally";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseVerdict } from "./model-verdict";
+import { parseVerdict } from "../jobs/model-answer";
 import { normalizeForScan } from "./normalize";
 import { scanText } from "./scan";
 import type { EthicsRuleResult } from "./session";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { parseVerdict } from "./model-verdict";
+import { parseVerdict } from "../jobs/model-answer";
 
 /** The verdict the prescreen prompt asks for; nothing else is accepted. */
 export const prescreenVerdict = z.strictObject({

@@ -13,7 +13,7 @@ import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
 import type { JobEnd } from "../jobs/owner-handlers";
 import { dispatchJob, prepareJob } from "../jobs/submit";
-import { answerOf } from "../council/model-verdict";
+import { answerOf } from "../jobs/model-answer";
 import { projectsConfig, type ProjectsConfig } from "./config";
 import { backoffMs, checkDecomposition, decompositionPrompt, readModelDecomposition, type DecompositionTask } from "./decomposition";
 import { ensureProjectRepository } from "./repository";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readJsonAnswer } from "../jobs/model-answer";
 import type { FieldError } from "../lib/errors";
 import { fieldErrorsFromIssues } from "../lib/errors";
 import { label, prose } from "../lib/validation";
@@ -88,21 +89,14 @@ export function checkDecomposition(value: unknown): DecompositionVerdict {
   return { ok: true, tasks };
 }
 
-/**
- * Reads a model's answer strictly: the whole text is one JSON value (optionally inside a single
- * ```json fence, which models add unasked), then `checkDecomposition`.
- */
+/** Reads a model's answer strictly (`readJsonAnswer`: one JSON value, at most a fence), then `checkDecomposition`. */
 export function readModelDecomposition(text: string | null): DecompositionVerdict {
-  if (text === null || text.trim() === "") return fail("empty_answer", "The model gave no answer");
-  const trimmed = text.trim();
-  const fenced = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/.exec(trimmed);
-  let json: unknown;
-  try {
-    json = JSON.parse(fenced ? fenced[1]! : trimmed);
-  } catch {
-    return fail("not_json", "The answer is not one JSON value");
-  }
-  return checkDecomposition(json);
+  const answer = readJsonAnswer(text);
+  if (!answer.ok)
+    return answer.reason === "empty_answer"
+      ? fail("empty_answer", "The model gave no answer")
+      : fail("not_json", "The answer is not one JSON value");
+  return checkDecomposition(answer.json);
 }
 
 export interface PlanForPrompt {
