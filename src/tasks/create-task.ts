@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { z } from "zod";
 import type { Db } from "../db/client";
@@ -179,15 +179,7 @@ async function llmSelectRoute(
       extra: { roster, limit: input.limit, window_secs: input.windowMs / 1000 },
     });
   }
-  const names = await db
-    .select({ id: employees.id, name: employees.name })
-    .from(employees)
-    .where(
-      sql`${employees.id} IN (${sql.join(
-        open.map((id) => sql`${id}`),
-        sql`, `,
-      )})`,
-    );
+  const names = await db.select({ id: employees.id, name: employees.name }).from(employees).where(inArray(employees.id, open));
   const candidates = open.map((id) => ({ id, name: names.find((n) => n.id === id)?.name ?? id }));
   const prompt = buildPickPrompt(
     {

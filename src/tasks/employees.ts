@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { employees, MODEL_EFFORTS, type EmployeeRow } from "../db/schema";
@@ -213,15 +213,7 @@ export async function listEmployees(db: Db, q: { limit: number; cursor?: string 
 /** Which of `ids` exist, in the order given (a roster naming a departed employee skips them). */
 export async function existingEmployeeIds(db: Db, ids: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await db
-    .select({ id: employees.id })
-    .from(employees)
-    .where(
-      sql`${employees.id} IN (${sql.join(
-        ids.map((id) => sql`${id}`),
-        sql`, `,
-      )})`,
-    );
+  const rows = await db.select({ id: employees.id }).from(employees).where(inArray(employees.id, ids));
   const found = new Set(rows.map((r) => r.id));
   return ids.filter((id, i) => found.has(id) && ids.indexOf(id) === i);
 }
