@@ -1,6 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { batchable } from "../db/raw";
+import type { PresentedToken } from "../lib/auth";
 import { liveSubjectSql } from "../lib/credentials";
 
 export interface PendingEventView {
@@ -102,7 +103,7 @@ export async function heartbeat(db: Db, nodeId: string, ackThrough: number | und
 export async function heartbeatWithToken(
   db: Db,
   nodeId: string,
-  token: { credential_id: string; secret_hash: string },
+  token: PresentedToken,
   ackThrough: number | undefined,
   now: Date,
   limit = 100,
@@ -120,7 +121,7 @@ interface PendingRow {
 async function runHeartbeat(
   db: Db,
   nodeId: string,
-  token: { credential_id: string; secret_hash: string } | null,
+  token: PresentedToken | null,
   ackThrough: number | undefined,
   now: Date,
   limit: number,
