@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { JobStatus } from "../db/schema";
-import { boundedJobResult, jobError, RUNTIMES } from "../jobs/payloads";
+import { boundedJobResult, jobError, jobOwner, RUNTIMES } from "../jobs/payloads";
 import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-message";
 
 /** The RunnerInbox's RPC inputs (parsed with zod inside the object) and its answers. */
@@ -58,6 +58,10 @@ export type FailInput = z.input<typeof failInput>;
 
 export const revokeInput = z.object({ runnerId, now: clockMs });
 export type RevokeInput = z.input<typeof revokeInput>;
+
+/** An owner takes back its jobs no runner has taken yet; they end `dead` with its error. */
+export const withdrawInput = z.object({ owner: jobOwner, error: jobError, now: clockMs });
+export type WithdrawInput = z.input<typeof withdrawInput>;
 
 export const sweepInput = z.object({ now: clockMs, retainFinishedMs: z.number().int().min(0).optional() });
 export type SweepInput = z.input<typeof sweepInput>;

@@ -21,6 +21,7 @@ import {
   leaseInput,
   revokeInput,
   sweepInput,
+  withdrawInput,
   type AckInput,
   type EnqueueManyInput,
   type CancelPollInput,
@@ -28,6 +29,7 @@ import {
   type EnqueueInput,
   type ExtendInput,
   type FailInput,
+  type WithdrawInput,
   type FinishOutcome,
   type InboxJobView,
   type LeasedJob,
@@ -310,6 +312,32 @@ export class RunnerInbox extends DurableObject<Env> {
     if (held.length > 0) this.wakeWaiters();
     await this.settle();
     return counts;
+  }
+
+  /**
+   * The owner no longer wants the jobs of its that no runner has taken yet (a team round that ended):
+   * they are `dead` with the owner's error now, instead of being leased, set up and refused by the
+   * runner's own check. Leased jobs stay with their holder, whose check stops them; a job still in the
+   * dispatch queue arrives later and is refused when leased, as before. Repeating it is harmless.
+   */
+  async withdraw(input: WithdrawInput): Promise<{ withdrawn: string[] }> {
+    const req = withdrawInput.parse(input);
+    this.observe(req.now);
+    this.maintain(req.now);
+    const rows = this.sql
+      .exec<JobRow>(
+        `UPDATE jobs SET status = 'dead', error = ?, queue_deadline = NULL, finished_at = ?, updated_at = ?
+         WHERE status = 'queued' AND json_extract(owner, '$.kind') = ? AND json_extract(owner, '$.id') = ? RETURNING *`,
+        JSON.stringify(req.error),
+        req.now,
+        req.now,
+        req.owner.kind,
+        req.owner.id,
+      )
+      .toArray();
+    for (const row of rows) this.notice(row, { type: "job.dead", status: "dead", at: req.now, reason: req.error.code, error: req.error });
+    await this.settle();
+    return { withdrawn: rows.map((r) => r.job_id) };
   }
 
   /** The `leases` tick: the lazy checks, outbox delivery, and pruning of long-finished jobs. */

@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../db/client";
 import { jobs } from "../db/schema";
+import { getRunnerInbox } from "../durable-objects/runner-inbox";
 import { getTaskBudget } from "../durable-objects/task-budget";
 import { getTeamAdmission, type AdmittedTicket } from "../durable-objects/team-admission";
 import type { Env } from "../env";
@@ -491,8 +492,17 @@ function endStatements(db: Db, state: RoundState, now: Date): BatchItem<"sqlite"
   ];
 }
 
-/** After a round ended in any way: its queued spawns are purged, its slots and unused budget freed. */
+/**
+ * After a round ended in any way: its stage jobs no runner has taken yet are withdrawn from the inbox
+ * (`dead`, `round_ended`; their stages are recorded through the owner call like any other end), its
+ * queued spawns are purged, its slots and unused budget freed.
+ */
 async function finishRound(env: Env, state: RoundState, ctx: RoundContext, now: Date) {
+  await getRunnerInbox(env).withdraw({
+    owner: { kind: "team_round", id: state.round_id },
+    error: { code: "round_ended", message: `round ${state.round_no} ended (${state.phase}) before a runner took this stage` },
+    now: now.getTime(),
+  });
   const out = await getTeamAdmission(env).finishRound({
     round_id: state.round_id,
     limits: admissionLimits(ctx.limits),

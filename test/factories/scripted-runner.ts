@@ -32,8 +32,8 @@ export async function leaseStages(
     });
     expect(res.status).toBe(200);
     for (const job of res.body.jobs as LeasedStage[]) {
-      // Stage jobs of rounds an earlier test ended still sit in the shared inbox (it has no job
-      // cancellation): a runner would run them once, uselessly; this one fails them at once.
+      // Stage jobs of rounds an earlier test left running still sit in the shared inbox (a round
+      // withdraws them only when it ends): a runner would run them once, uselessly; this one fails them at once.
       if (opts.taskId && job.payload.task_id !== opts.taskId)
         await failStage(runnerToken, job, "cli_error", "stale job of another test's round");
       else got.push(job);

@@ -365,6 +365,54 @@ describe("RunnerInbox", () => {
     expect(outcome).toBe("ZodError");
   });
 
+  it("withdraws an owner's queued jobs as dead with its error, leaving leased jobs and other owners' jobs alone", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    const mine = { kind: "admin", id: "round-a" } as const;
+    const at = (ms: number) => new Date(now - ms).toISOString(); // queue order: held first
+    const [held, waiting, other] = [
+      message({ owner: mine, enqueued_at: at(3_000) }),
+      message({ owner: mine, enqueued_at: at(2_000) }),
+      message({ owner: { kind: "admin", id: "round-b" }, enqueued_at: at(1_000) }),
+    ];
+    for (const msg of [held, waiting, other]) await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now });
+    const [leased] = await lease(stub, now);
+    expect(leased!.job_id).toBe(held.job_id);
+
+    const error = { code: "round_ended", message: "the round ended" };
+    expect(await stub.withdraw({ owner: mine, error, now })).toEqual({ withdrawn: [waiting.job_id] });
+    expect(await stub.get(waiting.job_id)).toMatchObject({ status: "dead" });
+    expect(await stub.get(held.job_id)).toMatchObject({ status: "leased" });
+    expect(await stub.get(other.job_id)).toMatchObject({ status: "queued" });
+    expect(await stub.withdraw({ owner: mine, error, now })).toEqual({ withdrawn: [] });
+    // The holder of the leased job still finishes it (its own check is what stops a member).
+    const done = await stub.complete({ runnerId: "rnr_a", jobId: held.job_id, leaseId: leased!.lease_id, result: { text: "ok" }, now });
+    expect(done).toMatchObject({ ok: true, status: "completed" });
+  });
+
+  it("hands each job of a withdrawn owner to exactly one of racing polls and the withdrawal, never both", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    const owner = { kind: "admin", id: "round-race" } as const;
+    const ids = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      const msg = message({ owner });
+      ids.add(msg.job_id);
+      await stub.enqueue({ message: msg, maxAttempts: 3, maxQueueMs: DAY, now });
+    }
+    const [a, withdrawal, b, c] = await Promise.all([
+      lease(stub, now, { runnerId: "rnr_a", capacity: 4 }),
+      stub.withdraw({ owner, error: { code: "round_ended", message: "the round ended" }, now }),
+      lease(stub, now, { runnerId: "rnr_b", capacity: 4 }),
+      lease(stub, now, { runnerId: "rnr_c", capacity: 4 }),
+    ]);
+    const leased = [...a, ...b, ...c].map((j) => j.job_id);
+    expect(new Set([...leased, ...withdrawal.withdrawn]).size).toBe(10);
+    expect(leased.length + withdrawal.withdrawn.length).toBe(10);
+    for (const id of withdrawal.withdrawn) expect(await stub.get(id)).toMatchObject({ status: "dead" });
+    for (const id of leased) expect(await stub.get(id)).toMatchObject({ status: "leased" });
+  });
+
   it("calls the owner's handler once the job has ended and its notice reached D1, then forgets the call", async () => {
     const stub = inbox();
     const msg = message();

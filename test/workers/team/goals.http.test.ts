@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
 import { call, createRunner } from "../../factories";
 import { packet } from "../../factories/packets";
 import { completeStage, failStage, handoff, leaseStages, type LeasedStage } from "../../factories/scripted-runner";
@@ -181,6 +182,33 @@ describe("POST /v1/employees/:id/goals", () => {
     const after = await taskOf(taskId, (t) => t.role_turns?.length === 1);
     expect(after.rounds[0].stages.map((st: any) => st.kind)).toEqual(["plan"]);
     expect(after).toMatchObject({ status: "failed" });
+    expect(await leaseStages(runner.token, 1, { taskId, timeoutMs: 3_000 })).toEqual([]);
+  });
+
+  it("withdraws the stage jobs no runner took yet when the round is cancelled: dead with round_ended, recorded, never leased", async () => {
+    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putEmployee("kaz");
+    const runner = await createRunner("goals-withdraw");
+    const taskId = (await goal("kaz")).body.task_id;
+    const [plan] = await leaseStages(runner.token, 1, { taskId });
+    expect((await handoff(plan!.payload.member_token, packet(taskId, 1, "planner", "executor", { packet_id: "a" }))).status).toBe(201);
+    await completeStage(runner.token, plan!, { text: "planned" });
+    // The executor's job is dispatched and reaches the inbox, where no runner asks for it.
+    const dispatched = await taskOf(taskId, (t) => t.rounds[0].stages.some((st: any) => st.kind === "execute" && st.job_id));
+    const jobId = dispatched.rounds[0].stages.find((st: any) => st.kind === "execute").job_id as string;
+    const inbox = getRunnerInbox(env);
+    const deadline = Date.now() + 20_000;
+    while ((await inbox.get(jobId))?.status !== "queued" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect((await inbox.get(jobId))?.status).toBe("queued");
+
+    expect((await call(`/v1/tasks/${taskId}/settle`, { body: { status: "failed" } })).status).toBe(200);
+    expect((await inbox.get(jobId))?.status).toBe("dead");
+    const job = (await call(`/v1/admin/jobs/${jobId}`)).body;
+    expect(job).toMatchObject({ status: "dead", error: { code: "round_ended" } });
+    // The stage is recorded like any stage that ended without running, and nothing else is launched.
+    const after = await taskOf(taskId, (t) => t.role_turns?.length === 2);
+    expect(after.role_turns[1]).toMatchObject({ stage: "execute", outcome: "failed", failure_edge: "run", fault_side: "platform" });
+    expect(after.rounds[0]).toMatchObject({ phase: "cancelled" });
     expect(await leaseStages(runner.token, 1, { taskId, timeoutMs: 3_000 })).toEqual([]);
   });
 
