@@ -147,7 +147,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         jobPath(job, "fail"),
         {
           lease_id: job.lease_id,
-          error: { code: failure.code, message: clip(failure.message, MAX_FAILURE_MESSAGE) },
+          error: {
+            code: failure.code,
+            message: clip(failure.message, MAX_FAILURE_MESSAGE),
+            ...(failure.ran ? { ran: failure.ran } : {}),
+          },
           retryable: failure.retryable,
         },
         { signal },

@@ -103,4 +103,13 @@ export interface JobFailure {
   code: FailureCode;
   message: string;
   retryable: boolean;
+  /** What ran before the failure, as the run saw it; absent when nothing was spawned. */
+  ran?: RanReport;
+}
+
+/** The runtime that ran, and the model and provider when the run named them (never guessed). */
+export interface RanReport {
+  runtime: string;
+  model?: string;
+  provider?: string;
 }

@@ -29,6 +29,17 @@ export type JobOwner = z.infer<typeof jobOwner>;
 export const jobError = z.object({
   code: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "a lower_snake_case token"),
   message: z.string().max(4_000),
+  /**
+   * What ran before the job failed, as the run reported it (seed 002: the ledger's runtime_used,
+   * response_model and provider come from the execution path). Absent when nothing was spawned.
+   */
+  ran: z
+    .strictObject({
+      runtime: z.string().min(1).max(64),
+      model: z.string().min(1).max(200).optional(),
+      provider: z.string().min(1).max(64).optional(),
+    })
+    .optional(),
 });
 export type JobError = z.infer<typeof jobError>;
 

@@ -8,6 +8,7 @@ import { getTeamAdmission, type AdmittedTicket } from "../durable-objects/team-a
 import type { Env } from "../env";
 import { AppError } from "../lib/errors";
 import { newId } from "../lib/ids";
+import type { JobError } from "../jobs/payloads";
 import { dispatchJob, prepareJob, REDACTED_SECRET } from "../jobs/submit";
 import {
   abortRound,
@@ -325,7 +326,8 @@ function fillArtifactHashes(packet: TaskPacket, observed: ReadonlyMap<string, { 
 }
 
 export type StageOutcome =
-  { status: "completed"; result?: TeamStageResult } | { status: "failed"; error: { code: string; message: string } };
+  | { status: "completed"; result?: TeamStageResult }
+  | { status: "failed"; error: { code: string; message: string }; ran?: NonNullable<JobError["ran"]> };
 
 /**
  * A stage ended (its job completed, failed or died, or it never got a runner). Records the ledger
@@ -345,6 +347,8 @@ export async function endStage(env: Env, roundId: string, stageId: string, outco
   const leg: LegRef = { taskId: state.task_id, roundNo: state.round_no, from, to };
 
   const result = outcome.status === "completed" ? outcome.result : undefined;
+  // A failed stage says what ran only when something was spawned; otherwise these stay empty.
+  const ran = outcome.status === "failed" ? outcome.ran : undefined;
   const grade = evidenceGrade(result?.evidence);
   const own = outcome.status === "completed" ? (await loadLeg(db, leg, now)).packets.filter((p) => p.writtenBy === stageId) : [];
 
@@ -400,9 +404,9 @@ export async function endStage(env: Env, roundId: string, stageId: string, outco
       job_id: stage.job_id ?? null,
       requested_runtime: role.runtime,
       request_model: role.model,
-      runtime_used: result?.runtime ?? null,
-      response_model: result?.model ?? null,
-      provider: result?.provider ?? null,
+      runtime_used: result?.runtime ?? ran?.runtime ?? null,
+      response_model: result?.model ?? ran?.model ?? null,
+      provider: result?.provider ?? ran?.provider ?? null,
       effort: role.effort ?? null,
       packets: own.map((p) => p.packet.packet_id),
       evidence_grade: grade,

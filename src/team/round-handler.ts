@@ -22,6 +22,7 @@ function outcomeOf(end: Pick<JobEnd, "status" | "result" | "error" | "reason">):
   return {
     status: "failed",
     error: { code: end.error?.code ?? end.reason ?? "unknown", message: end.error?.message ?? `the stage job ended ${end.status}` },
+    ...(end.error?.ran ? { ran: end.error.ran } : {}),
   };
 }
 

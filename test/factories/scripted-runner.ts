@@ -51,10 +51,17 @@ export async function completeStage(runnerToken: string, job: LeasedStage, resul
   expect(res.status, JSON.stringify(res.body)).toBe(200);
 }
 
-export async function failStage(runnerToken: string, job: LeasedStage, code: string, message = code, retryable = false) {
+export async function failStage(
+  runnerToken: string,
+  job: LeasedStage,
+  code: string,
+  message = code,
+  retryable = false,
+  ran?: { runtime: string; model?: string; provider?: string },
+) {
   const res = await call(`/v1/runner/jobs/${job.job_id}/fail`, {
     token: runnerToken,
-    body: { lease_id: job.lease_id, error: { code, message }, retryable },
+    body: { lease_id: job.lease_id, error: { code, message, ...(ran ? { ran } : {}) }, retryable },
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
 }

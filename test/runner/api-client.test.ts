@@ -88,4 +88,13 @@ describe("api client", () => {
     await client.fail(ref, { code: "incomplete_output", message: "x".repeat(10_000), retryable: true });
     expect(JSON.parse(String(calls[0]!.init.body)).error.message).toHaveLength(4000);
   });
+
+  it("sends what ran with a failure when the run said, and nothing in its place when it did not", async () => {
+    const { calls, client } = cannedFetch(200, { ok: true });
+    await client.fail(ref, { code: "timeout", message: "m", retryable: true, ran: { runtime: "codex", provider: "openai" } });
+    await client.fail(ref, { code: "spawn_failed", message: "m", retryable: false });
+    const [ran, none] = calls.map((c) => JSON.parse(String(c.init.body)));
+    expect(ran.error).toEqual({ code: "timeout", message: "m", ran: { runtime: "codex", provider: "openai" } });
+    expect(none.error).toEqual({ code: "spawn_failed", message: "m" });
+  });
 });

@@ -18,9 +18,9 @@ import { checkMemberRound } from "../members/round-check.ts";
 import { checkArtifacts } from "../members/receipts.ts";
 import { checkMemberMcpConfig, MEMBER_RUNTIMES, memberCliInput, removeScaffold, writeScaffold } from "../members/scaffold.ts";
 import type { Scaffold } from "../members/scaffold.ts";
-import { buildStageResult, declaredArtifacts } from "../members/stage-result.ts";
+import { buildStageResult, declaredArtifacts, ranReport } from "../members/stage-result.ts";
 import { VERDICT_SCHEMA } from "../members/verdict.ts";
-import type { JobFailure } from "../protocol.ts";
+import type { JobFailure, RanReport } from "../protocol.ts";
 import { classifyCliRun, runCli } from "../runtimes/invoke.ts";
 import { EFFORTS, ROLES } from "../runtimes/types.ts";
 import { createWorkDir } from "../work-dir.ts";
@@ -173,14 +173,17 @@ export async function runTeamStageJob(job: { job_id: string; payload: unknown },
     clearInterval(timer);
     const verdict = classifyCliRun(entry, run, { timeoutMs: p.timeout_ms, model: p.model });
     if (verdict.kind !== "completed") {
+      // The ledger's runtime_used / response_model / provider, from the run itself; a CLI that never
+      // started ran nothing, so a spawn failure reports none.
+      const ran = run.process.termination === "spawn_failed" ? undefined : ranReport(entry.name, entry.adapter.command, run.stream.model);
       if (roundOver !== undefined && !ctx.signal.aborted) {
-        return failed("round_ended", `${p.role} stage ${p.stage_id} stopped: ${roundOver}`, false);
+        return failed("round_ended", `${p.role} stage ${p.stage_id} stopped: ${roundOver}`, false, ran);
       }
       if (verdict.kind === "aborted") return verdict;
       // The role's runtime and model are named in every failure (seed 002: no failover, and the
       // ledger says which vendor failed how).
       const message = verdict.failure.message.includes(who) ? verdict.failure.message : `${who}: ${verdict.failure.message}`;
-      return { kind: "failed", failure: { ...verdict.failure, message } };
+      return { kind: "failed", failure: { ...verdict.failure, message, ...(ran ? { ran } : {}) } };
     }
 
     const calls = await readCallLog(scaffold.callsLogPath);
@@ -234,6 +237,6 @@ export async function readCallLog(path: string): Promise<McpCallRecord[]> {
   return out;
 }
 
-function failed(code: JobFailure["code"], message: string, retryable: boolean): JobOutcome {
-  return { kind: "failed", failure: { code, message, retryable } };
+function failed(code: JobFailure["code"], message: string, retryable: boolean, ran?: RanReport): JobOutcome {
+  return { kind: "failed", failure: { code, message, retryable, ...(ran ? { ran } : {}) } };
 }

@@ -5,7 +5,7 @@
  * the stream did not name → no `model`.
  */
 import type { McpCallRecord } from "../mcp/server.ts";
-import type { Usage } from "../protocol.ts";
+import type { RanReport, Usage } from "../protocol.ts";
 import { evidenceRows } from "../runtimes/evidence.ts";
 import type { EvidenceRow } from "../runtimes/evidence.ts";
 import type { EffortMapping, NativeToolEvent } from "../runtimes/types.ts";
@@ -22,6 +22,12 @@ const PATH_LIMIT = 512;
 
 /** Who serves each CLI (the ledger's `provider`). */
 const PROVIDER: Record<string, string> = { claude: "anthropic", codex: "openai", agy: "google", gemini: "google", grok: "xai" };
+
+/** What ran, for a stage that failed after its CLI was spawned: the model only when the stream named it. */
+export function ranReport(runtime: string, cli: string, streamModel: string | undefined): RanReport {
+  const provider = PROVIDER[cli];
+  return { runtime, ...(provider ? { provider } : {}), ...(streamModel ? { model: streamModel } : {}) };
+}
 
 export interface StageReceipt {
   path: string;

@@ -274,11 +274,17 @@ describe("a team_stage job refuses or fails honestly, and never leaves its scaff
     ["fail", "not_logged_in"],
     ["crash", "incomplete_output"],
     ["maxturns", "max_turns"],
-  ])("claude %s → failed %s, naming runtime and model", async (scenario, code) => {
+  ])("claude %s → failed %s, naming runtime and model, and saying what ran", async (scenario, code) => {
     const s = await setup();
     const { outcome } = await runStage(s, { env: { FAKE_SCENARIO: scenario } });
     expect(outcome).toMatchObject({ kind: "failed", failure: { code } });
     expect(outcome.kind === "failed" && outcome.failure.message).toContain("claude (model claude-sonnet-5-5)");
+    // The CLI started and its stream named the model (claude's init event): the ledger gets both.
+    expect(outcome.kind === "failed" && outcome.failure.ran).toEqual({
+      runtime: "claude",
+      provider: "anthropic",
+      model: "claude-sonnet-5-5",
+    });
     expect(scaffolds(s.home)).toEqual([]);
   });
 
@@ -287,6 +293,8 @@ describe("a team_stage job refuses or fails honestly, and never leaves its scaff
     const { outcome } = await runStage(s, { runtime: "codex", stage: "execute", env: { FAKE_SCENARIO: "hang" }, timeoutMs: 2_000 });
     expect(outcome).toMatchObject({ kind: "failed", failure: { code: "timeout", retryable: true } });
     expect(outcome.kind === "failed" && outcome.failure.message).toContain("codex (model gpt-5.5)");
+    // codex ran, but its stream never named a model before it hung: none is reported, none guessed.
+    expect(outcome.kind === "failed" && outcome.failure.ran).toEqual({ runtime: "codex", provider: "openai" });
     await expectAllDead(readFakePids(join(s.home, "agents/emp_1"), "codex")!);
     expect(scaffolds(s.home)).toEqual([]);
   });
@@ -300,6 +308,7 @@ describe("a team_stage job refuses or fails honestly, and never leaves its scaff
     );
     expect(outcome).toMatchObject({ kind: "failed", failure: { code: "unsupported_job", retryable: false } });
     expect(outcome.kind === "failed" && outcome.failure.message).toContain("grok (model grok-4)");
+    expect(outcome.kind === "failed" && outcome.failure).not.toHaveProperty("ran"); // nothing was spawned
   });
 
   it("does not start a member whose round already ended (its token is refused)", async () => {
@@ -308,6 +317,7 @@ describe("a team_stage job refuses or fails honestly, and never leaves its scaff
     s.api.revoke(token);
     const { outcome } = await runStage(s, { token });
     expect(outcome).toMatchObject({ kind: "failed", failure: { code: "round_ended", retryable: false } });
+    expect(outcome.kind === "failed" && outcome.failure).not.toHaveProperty("ran");
     expect(existsSync(s.argvLog)).toBe(false);
     expect(scaffolds(s.home)).toEqual([]);
   });
@@ -320,7 +330,7 @@ describe("a team_stage job refuses or fails honestly, and never leaves its scaff
     expect(scaffolds(s.home)).toHaveLength(1);
     s.api.revoke(token);
     const { outcome } = await running;
-    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "round_ended" } });
+    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "round_ended", ran: { runtime: "codex", provider: "openai" } } });
     await expectAllDead(pids);
     expect(scaffolds(s.home)).toEqual([]);
   });

@@ -217,6 +217,33 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     expect(turn).toMatchObject({ outcome: "failed", failure_edge: "spawn", fault_side: "runtime", runtime_used: null, failover: null });
   });
 
+  it("records what ran for a stage whose CLI failed after it started, and refuses a malformed report without touching the job", async () => {
+    const taskId = await teamTask({ ...SEED_TEAM, executor_fanout: 1 });
+    const runner = await createRunner("scripted-ran");
+    await startTeamRound(env, taskId, new Date());
+    await runPlanner(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, ["a"]);
+    const [exec] = await leaseStages(runner.token, 1, { taskId });
+    const bad = await call(`/v1/runner/jobs/${exec!.job_id}/fail`, {
+      token: runner.token,
+      body: {
+        lease_id: exec!.lease_id,
+        error: { code: "timeout", message: "m", ran: { runtime: "codex", guessed: true } },
+        retryable: false,
+      },
+    });
+    expect(bad.status).toBe(422);
+    expect((await call(`/v1/admin/jobs/${exec!.job_id}`)).body).toMatchObject({ status: "leased" });
+
+    await failStage(runner.token, exec!, "timeout", "codex (model gpt-5.5) ran out of time", false, {
+      runtime: "codex",
+      provider: "openai",
+    });
+    await waitForTeamTask(taskId, (v) => lastRound(v).phase === "needs_human");
+    const turn = (await call(`/v1/tasks/${taskId}/roles`)).body.role_turns.find((r: any) => r.role === "executor");
+    // The stream named no model, so none is recorded: the requested one is not who answered.
+    expect(turn).toMatchObject({ outcome: "failed", runtime_used: "codex", provider: "openai", response_model: null, failover: false });
+  });
+
   it("parks the task in needs_human when the planner hands off no packet", async () => {
     const taskId = await teamTask();
     const runner = await createRunner("scripted-4");
