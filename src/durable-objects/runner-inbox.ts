@@ -315,8 +315,8 @@ export class RunnerInbox extends DurableObject<Env> {
   }
 
   /**
-   * The owner no longer wants the jobs of its that no runner has taken yet (a team round that ended):
-   * they are `dead` with the owner's error now, instead of being leased, set up and refused by the
+   * The owner no longer wants its jobs that no runner has taken yet (a team round that ended): they
+   * are `dead` with the owner's error now, instead of being leased, set up and refused by the
    * runner's own check. Leased jobs stay with their holder, whose check stops them; a job still in the
    * dispatch queue arrives later and is refused when leased, as before. Repeating it is harmless.
    */
