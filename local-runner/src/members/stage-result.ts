@@ -108,7 +108,12 @@ export function buildStageResult(o: StageObservation): StageResult {
     tool_activity: toolActivity(o.nativeEvents, o.calls),
     packets: handedOff(o.calls),
     ...(o.receipts
-      ? { artifact_receipts: o.receipts.receipts.slice(0, RECEIPT_LIMIT).map(stageReceipt), artifact_audits: [...o.receipts.audits] }
+      ? {
+          artifact_receipts: o.receipts.receipts.slice(0, RECEIPT_LIMIT).map(stageReceipt),
+          // The same cap as the receipts (the Worker's schema takes 64 of each): one more would make
+          // the Worker drop the whole result, usage and verdict included.
+          artifact_audits: o.receipts.audits.slice(0, RECEIPT_LIMIT),
+        }
       : {}),
     can_write_across_rounds: o.canWriteAcrossRounds,
   };

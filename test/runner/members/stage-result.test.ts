@@ -99,3 +99,34 @@ describe("buildStageResult", () => {
     });
   });
 });
+
+describe("buildStageResult against the Worker's teamStageResult schema", () => {
+  it("keeps an executor's result readable by the Worker when it declared more refused artifacts than one result carries", async () => {
+    // The Worker's schema, loaded at run time (the runner's tsconfig does not type-check Worker sources).
+    const workerSchema = "../../../src/team/stage-job.ts";
+    const { teamStageResult } = (await import(/* @vite-ignore */ workerSchema)) as {
+      teamStageResult: { safeParse(v: unknown): { success: boolean; data?: any; error?: unknown } };
+    };
+    // Three packets of 30 artifacts each (the Worker allows 32 per packet), all outside the workspace.
+    const paths = Array.from({ length: 90 }, (_, i) => `../../outside/${i}.md`);
+    const result = buildStageResult(
+      observation({
+        stream: { text: "done", usage: { input_tokens: 120, output_tokens: 30 } },
+        receipts: {
+          receipts: paths.map((path) => ({ path, state: "outside_workspace" as const, reason: "escapes_workspace" as const })),
+          audits: paths.map((path) => ({
+            type: "team_packet_artifact_refused" as const,
+            path,
+            detail: "resolves outside the employee workspace",
+          })),
+        },
+      }),
+    );
+    const parsed = teamStageResult.safeParse(JSON.parse(JSON.stringify(result)));
+    expect(parsed.success, JSON.stringify(parsed.error)).toBe(true);
+    // What the Worker reads is still the stage's own measurement: usage and the refusals it audits.
+    expect(parsed.data.usage).toEqual({ input_tokens: 120, output_tokens: 30 });
+    expect(parsed.data.artifact_audits.length).toBeGreaterThan(0);
+    expect(parsed.data.artifact_audits[0]).toMatchObject({ type: "team_packet_artifact_refused", path: "../../outside/0.md" });
+  });
+});
