@@ -13,7 +13,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tomlArray, tomlInlineTable, tomlString } from "../runtimes/toml.ts";
@@ -350,9 +350,14 @@ export async function sweepScaffolds(
     if (!entry.isDirectory()) continue;
     const dir = join(root, entry.name);
     const found = entry.name.includes(".staging-") ? "staging" : await readKey(dir, entry.name);
+    // A staging dir is a leftover only once it is old: a fresh one is a stage writing its scaffold
+    // right now, and removing it would fail that stage's write.
+    const leftover = found === "staging" && (await isOldStaging(dir));
     if (
-      found === "staging" ||
-      (found !== undefined && (await isRoundOver(found.key, { dir, ...(found.manifest ? { manifest: found.manifest } : {}) })))
+      leftover ||
+      (found !== undefined &&
+        found !== "staging" &&
+        (await isRoundOver(found.key, { dir, ...(found.manifest ? { manifest: found.manifest } : {}) })))
     ) {
       await rm(dir, { recursive: true, force: true });
       report.removed.push(dir);
@@ -361,6 +366,14 @@ export async function sweepScaffolds(
     }
   }
   return report;
+}
+
+/** How long a staging dir may live before the sweep takes it for a crashed write's leftover. */
+export const STAGING_GRACE_MS = 5 * 60_000;
+
+async function isOldStaging(dir: string): Promise<boolean> {
+  const info = await stat(dir).catch(() => undefined);
+  return info !== undefined && Date.now() - info.mtimeMs > STAGING_GRACE_MS;
 }
 
 async function readKey(dir: string, name: string): Promise<{ key: ScaffoldKey; manifest?: ScaffoldManifest } | undefined> {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -248,7 +248,10 @@ describe("removal and the maintenance sweep", () => {
     const live = await writeScaffold({ ...s, taskId: "task_live", round: 2 });
     const overNoManifest = await writeScaffold({ ...s, taskId: "task_dead", round: 1, role: "planner" });
     rmSync(join(overNoManifest.dir, "scaffold.json"));
-    mkdirSync(`${scaffoldDir(s.home, { taskId: "task_x", round: 1, role: "verifier" })}.staging-abcd`, { recursive: true });
+    const leftover = `${scaffoldDir(s.home, { taskId: "task_x", round: 1, role: "verifier" })}.staging-abcd`;
+    mkdirSync(leftover, { recursive: true });
+    const past = new Date(Date.now() - 10 * 60_000);
+    utimesSync(leftover, past, past); // a crashed write, long ago
     const asked: string[] = [];
     const report = await sweepScaffolds(s.home, (key) => {
       asked.push(`${key.taskId}/${key.round}/${key.role}`);
@@ -260,6 +263,16 @@ describe("removal and the maintenance sweep", () => {
       [over.dir, overNoManifest.dir, `${scaffoldDir(s.home, { taskId: "task_x", round: 1, role: "verifier" })}.staging-abcd`].sort(),
     );
     expect(existsSync(live.dir)).toBe(true);
+  });
+
+  it("keeps a staging dir a stage is writing right now: a sweep never pulls a scaffold out from under its own write", async () => {
+    const s = spec();
+    const writing = `${scaffoldDir(s.home, { taskId: "task_now", round: 1, role: "executor" })}.staging-0a1b`;
+    mkdirSync(join(writing, ".gemini"), { recursive: true });
+    writeFileSync(join(writing, "agent.json"), "{}\n");
+    const report = await sweepScaffolds(s.home, () => true);
+    expect(report.removed).toEqual([]);
+    expect(existsSync(join(writing, "agent.json"))).toBe(true);
   });
 
   it("gives each fanned-out executor stage its own scaffold, and the sweep reads the stage back from it", async () => {
