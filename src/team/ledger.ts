@@ -83,6 +83,10 @@ export function classifyFailure(code: string | undefined): { failure_edge: Failu
       return { failure_edge: "run", fault_side: "runtime" };
     case "runner_shutdown":
       return { failure_edge: "run", fault_side: "platform" };
+    // The runner caps a stage result well under the Worker's limit, so one refused as too large is a
+    // platform defect, not the member's doing.
+    case "result_too_large":
+      return { failure_edge: "run", fault_side: "platform" };
     // The round ended under the member (it was stopped, or never started): not the model's doing.
     case "round_ended":
       return { failure_edge: "run", fault_side: "platform" };

@@ -64,6 +64,7 @@ describe("ledger classification", () => {
     expect(classifyFailure("not_logged_in")).toEqual({ failure_edge: "spawn", fault_side: "runtime" });
     expect(classifyFailure("dispatch_failed")).toEqual({ failure_edge: "dispatch", fault_side: "platform" });
     expect(classifyFailure("lease_expired")).toEqual({ failure_edge: "lease", fault_side: "unknown" });
+    expect(classifyFailure("result_too_large")).toEqual({ failure_edge: "run", fault_side: "platform" });
     expect(classifyFailure("something_new")).toEqual({ failure_edge: null, fault_side: "unknown" });
   });
 
