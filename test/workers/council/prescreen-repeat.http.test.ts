@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { notifyOwner } from "../../../src/jobs/owner-handlers";
+import { notifyOwner, type JobEnd } from "../../../src/jobs/owner-handlers";
 import { call } from "../../factories";
 import { propose, PROPOSAL } from "../../factories/council-http";
 import { drainEvents, eligibleNode } from "../../factories/nodes";
@@ -17,11 +17,11 @@ describe("a prescreen verdict delivered twice at once", () => {
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     const id = res.body.proposal_id as string;
     const jobId = (await call(`/v1/council/proposals/${id}`, { token: null })).body.prescreen.job_id as string;
-    const end = {
+    const end: JobEnd = {
       job_id: jobId,
       kind: "utility",
       owner: { kind: "council_proposal", id },
-      status: "dead" as const,
+      status: "dead",
       attempt: 3,
       at: new Date().toISOString(),
       error: { code: "runtime_unavailable", message: "no claude here" },
