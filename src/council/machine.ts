@@ -360,6 +360,8 @@ export function nextCheckAt(state: SessionState): string | null {
       converging: [
         state.synthesis?.status === "pending" ? d.synthesis : undefined,
         state.ethics?.model.status === "pending" ? d.ethics : undefined,
+        // Nothing left to wait for (a veto lapsed after the job it interrupted answered): finish now.
+        state.synthesis?.status !== "pending" && state.ethics?.model.status !== "pending" ? state.phase_started_at : undefined,
       ],
     };
     for (const t of byPhase[state.phase] ?? []) if (t) times.push(t);

@@ -332,10 +332,16 @@ export async function rejectPrescreen(
         prescreen = json_set(prescreen, '$.status', 'rejected', '$.source', ${why.source}, '$.reason', ${why.reason}, '$.decided_at', ${at})
       WHERE id = ${proposalId} AND status = 'prescreening'${jobCond}`,
     ),
-    appendEvent(
+    // Recorded only when this batch's update rejected it (a repeated verdict, or a verdict that won
+    // the race with the timeout, must not add a rejection that did not happen), and once.
+    batchable(
       db,
-      { type: "council.proposal_rejected", subject: proposalId, payload: { proposal_id: proposalId, job_id: jobId ?? null, ...why } },
-      now,
+      sql`
+      INSERT INTO events (type, subject, payload, created_at, dedupe_key)
+      SELECT 'council.proposal_rejected', ${proposalId}, ${JSON.stringify({ proposal_id: proposalId, job_id: jobId ?? null, ...why })}, ${at},
+        ${`council:${proposalId}:rejected`}
+      FROM council_proposals WHERE id = ${proposalId} AND status = 'rejected' AND json_extract(prescreen, '$.decided_at') = ${at}
+      ON CONFLICT (dedupe_key) DO NOTHING`,
     ),
     notifySelectedStatement(
       db,

@@ -22,6 +22,8 @@ export function webhookUrl(production: boolean) {
     .url({ protocol: production ? /^https$/ : /^https?$/ })
     .max(2_000)
     .superRefine((value, ctx) => {
+      // zod runs this even when the url check above failed: a value that does not parse is already refused.
+      if (!URL.canParse(value)) return;
       const u = new URL(value);
       if (u.username || u.password) ctx.addIssue({ code: "custom", message: "must not carry credentials" });
       if (production && PRIVATE_HOST.test(u.hostname)) ctx.addIssue({ code: "custom", message: "must be a public host" });
