@@ -8,6 +8,7 @@ import { councilProposals, events, jobs, PROPOSAL_KINDS, type PrescreenRecord } 
 import type { Env } from "../env";
 import { AppError, notFound } from "../lib/errors";
 import { appendEvent } from "../lib/events";
+import { appendEventWhere } from "../lib/guarded-insert";
 import { newId } from "../lib/ids";
 import { label, prose } from "../lib/validation";
 import { repoNameField } from "../projects/repo-name";
@@ -334,14 +335,16 @@ export async function rejectPrescreen(
     ),
     // Recorded only when this batch's update rejected it (a repeated verdict, or a verdict that won
     // the race with the timeout, must not add a rejection that did not happen), and once.
-    batchable(
+    appendEventWhere(
       db,
-      sql`
-      INSERT INTO events (type, subject, payload, created_at, dedupe_key)
-      SELECT 'council.proposal_rejected', ${proposalId}, ${JSON.stringify({ proposal_id: proposalId, job_id: jobId ?? null, ...why })}, ${at},
-        ${`council:${proposalId}:rejected`}
-      FROM council_proposals WHERE id = ${proposalId} AND status = 'rejected' AND json_extract(prescreen, '$.decided_at') = ${at}
-      ON CONFLICT (dedupe_key) DO NOTHING`,
+      {
+        type: "council.proposal_rejected",
+        subject: proposalId,
+        payload: { proposal_id: proposalId, job_id: jobId ?? null, ...why },
+        dedupeKey: `council:${proposalId}:rejected`,
+      },
+      now,
+      sql`EXISTS (SELECT 1 FROM council_proposals WHERE id = ${proposalId} AND status = 'rejected' AND json_extract(prescreen, '$.decided_at') = ${at})`,
     ),
     notifySelectedStatement(
       db,
