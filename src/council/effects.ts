@@ -21,6 +21,7 @@ import { sha256HexSync } from "./sha256";
 import type { Effect } from "./machine-types";
 import { DAY, type CouncilRules } from "./rules";
 import type { SessionState } from "./session";
+import { swarmTaskBody } from "./synthesis";
 import { crystallises } from "./tally";
 
 /** Statements whose RETURNING rows are inserted node events (to be pushed after the batch). */
@@ -281,7 +282,7 @@ export function projectMove(
 
 /**
  * An approval carried out: a general proposal becomes a swarm task (90-day expiry, the proposal
- * and the consensus as its body); a confident approval (≥ 0.7) becomes a governance principle.
+ * with its accepted amendments and the consensus as its body); a confident approval (≥ 0.7) becomes a governance principle.
  * Both reopen (rather than duplicate) when a lapsed veto re-runs them.
  */
 function executeDecision(db: Db, state: SessionState, rules: CouncilRules, now: Date): BatchItem<"sqlite">[] {
@@ -290,7 +291,7 @@ function executeDecision(db: Db, state: SessionState, rules: CouncilRules, now: 
   const decision = state.decision!;
   if (state.kind === "general") {
     const id = swarmTaskIdFor(state.session_id);
-    const body = `${state.proposal.body}\n\n---\nCouncil consensus (session ${state.session_id}):\n${decision.consensus}`;
+    const body = swarmTaskBody(state, decision.consensus);
     out.push(
       db
         .insert(swarmTasks)

@@ -24,6 +24,19 @@ export function acceptedAmendments(state: SessionState) {
   return state.amendments.filter((a) => a.status === "accepted");
 }
 
+/**
+ * A general proposal's swarm task body (seed 004: the complete proposal and the consensus): the
+ * proposal as it was voted on, its accepted amendments included (they are part of the hashed text
+ * the votes named), then the consensus.
+ */
+export function swarmTaskBody(state: SessionState, consensus: string): string {
+  const accepted = acceptedAmendments(state);
+  const amendments = accepted.length
+    ? `\n\nAccepted amendments:\n${accepted.map((a, i) => `${i + 1}. ${a.type} ${a.target}: ${a.content}`).join("\n")}`
+    : "";
+  return `${state.proposal.body}${amendments}\n\n---\nCouncil consensus (session ${state.session_id}):\n${consensus}`;
+}
+
 /** Every view, amendment and vote, and an explicit demand to answer the devil's advocate by name. */
 export function synthesisPrompt(
   state: SessionState,
