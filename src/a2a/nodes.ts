@@ -6,7 +6,7 @@ import { authenticate } from "../lib/auth";
 import { AppError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { label } from "../lib/validation";
-import { heartbeat } from "../nodes/events";
+import { heartbeat, pendingEvents } from "../nodes/events";
 import { findNode, getNode, registerNode, webhookUrl } from "../nodes/registry";
 import type { Envelope } from "./envelope";
 import { modelTier } from "./tiers";
@@ -178,24 +178,23 @@ export const pollBody = z.strictObject({
 });
 
 /**
- * `POST /a2a/events/poll`: waits up to `timeout_ms` (≤ 25 s, real time: it bounds a request) for a
- * pending event, then answers like a heartbeat. `ack_through` acknowledges as on `/v1`.
+ * `POST /a2a/events/poll`: heartbeats (and applies `ack_through`, as on `/v1`) once, then waits up to
+ * `timeout_ms` (≤ 25 s, real time: it bounds a request) for a pending event, re-reading only.
  */
 export async function pollEvents(
   db: Db,
   nodeId: string,
   body: z.infer<typeof pollBody>,
-  now: () => Date,
+  now: Date,
   sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
 ) {
   const deadline = Date.now() + body.timeout_ms;
-  let ack = body.ack_through === undefined ? undefined : Number(body.ack_through);
+  let beat = await heartbeat(db, nodeId, body.ack_through === undefined ? undefined : Number(body.ack_through), now);
   for (;;) {
-    const beat = await heartbeat(db, nodeId, ack, now());
-    ack = undefined;
     if (beat.pending_events.length > 0 || Date.now() >= deadline) {
       return { node_id: nodeId, events: beat.pending_events, has_pending_events: beat.pending_events.length > 0, has_more: beat.has_more };
     }
     await sleep(Math.min(500, Math.max(0, deadline - Date.now())));
+    beat = await pendingEvents(db, nodeId);
   }
 }

@@ -133,7 +133,23 @@ async function runHeartbeat(
     db.$client.prepare(sql.pending).bind(...params),
   ]);
   if (token && updated!.meta.changes === 0) return null;
-  const rows = pending!.results as PendingRow[];
+  return beatOf(pending!.results as PendingRow[], limit);
+}
+
+/**
+ * What is still pending for a node, read only: a long-poll heartbeats once, when it starts, and
+ * re-reads only this while it waits (a write every half second for 25 s was all D1 load, no news).
+ */
+export async function pendingEvents(db: Db, nodeId: string, limit = 100): Promise<Beat> {
+  // The heartbeat's own read: ?1 node id, ?4 page size + 1 (?2 and ?3 are the update's).
+  const { results } = await db.$client
+    .prepare(HEARTBEAT.pending)
+    .bind(nodeId, null, null, limit + 1)
+    .all<PendingRow>();
+  return beatOf(results, limit);
+}
+
+function beatOf(rows: PendingRow[], limit: number): Beat {
   return {
     pending_events: rows
       .slice(0, limit)

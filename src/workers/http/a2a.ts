@@ -38,7 +38,7 @@ export const a2aRoutes = new Hono<AppEnv>()
     const body = await a2aBody(c, pollBody);
     const nodeId = nodeOf(c.var.principal);
     checkSender(nodeId, body);
-    return c.json(await pollEvents(getDb(c.env.DB), nodeId, body, () => c.var.clock.now()));
+    return c.json(await pollEvents(getDb(c.env.DB), nodeId, body, c.var.clock.now()));
   })
   .get("/policy", async (c) => {
     const projects = await readSection(getDb(c.env.DB), projectsConfig);

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
+import { pollEvents } from "../../../src/a2a/nodes";
 import { notifyNodesStatements } from "../../../src/nodes/events";
 import { call } from "../../factories";
 import { a2a, envelope, helloNode, senderId } from "../../factories/a2a";
@@ -165,5 +166,31 @@ describe("GET /a2a/policy", () => {
       tier: 3,
       label: "advanced",
     });
+  });
+});
+
+describe("a long-poll on /a2a/events/poll", () => {
+  it("heartbeats once when it starts and only reads while it waits, then answers with what arrived", async () => {
+    const node = await helloNode();
+    const db = getDb(env.DB);
+    const sentinel = "2000-01-01T00:00:00.000Z";
+    let waits = 0;
+    const answer = await pollEvents(db, node.node_id, { timeout_ms: 10_000 }, new Date(), async () => {
+      waits++;
+      // While the poll waits, mark the row: a heartbeat during the wait would overwrite the mark.
+      await env.DB.prepare("UPDATE nodes SET last_heartbeat_at = ? WHERE id = ?").bind(sentinel, node.node_id).run();
+      if (waits === 3)
+        await db.batch(notifyNodesStatements(db, [node.node_id], { type: "council_invite", payload: { n: 1 } }, new Date()) as [any]);
+    });
+    expect(waits).toBe(3);
+    expect(answer).toMatchObject({
+      node_id: node.node_id,
+      has_pending_events: true,
+      events: [expect.objectContaining({ type: "council_invite" })],
+    });
+    const row = await env.DB.prepare("SELECT last_heartbeat_at FROM nodes WHERE id = ?")
+      .bind(node.node_id)
+      .first<{ last_heartbeat_at: string }>();
+    expect(row!.last_heartbeat_at).toBe(sentinel);
   });
 });
