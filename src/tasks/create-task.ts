@@ -53,7 +53,9 @@ export async function createTask(env: Env, db: Db, body: NewTask, actor: string,
   const [dispatch, guard] = await Promise.all([readSection(db, dispatchConfig), readSection(db, dispatchGuardConfig)]);
   const windowMs = guard.window_secs * 1000;
 
-  const roster = dispatch.policy === "fixed_hierarchy" ? [] : await existingEmployeeIds(db, dispatch.rosters[taskClass] ?? []);
+  // Own keys only: a class is a user's tag, and `constructor` or `__proto__` must not read Object.prototype.
+  const configured = Object.hasOwn(dispatch.rosters, taskClass) ? dispatch.rosters[taskClass]! : [];
+  const roster = dispatch.policy === "fixed_hierarchy" ? [] : await existingEmployeeIds(db, configured);
   // round_robin takes the class's turn by compare-and-set: a dispatch that raced another for the same
   // turn lands nothing, gives its window slot back and takes the next turn (each round one of them wins).
   for (let attempt = 1; ; attempt++) {
