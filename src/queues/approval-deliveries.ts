@@ -1,10 +1,10 @@
 import { getDb, type Db } from "../db/client";
-import type { ApprovalChannel, ApprovalRow } from "../db/schema";
+import type { ApprovalChannel } from "../db/schema";
 import type { Env } from "../env";
 import { approvalsConfig, type ApprovalsConfig } from "../approvals/config";
-import { findApproval } from "../approvals/broker";
+import { pollApproval } from "../approvals/broker";
 import { slackApprovalMessage, webhookApprovalBody, webhookSignature } from "../approvals/messages";
-import { approvalView } from "../approvals/view";
+import type { ApprovalView } from "../approvals/view";
 import { loadClock } from "../lib/clock";
 import { readSection } from "../lib/config";
 import { appendEvent } from "../lib/events";
@@ -37,8 +37,10 @@ export async function consumeApprovalDeliveries(
       continue;
     }
     const delivery = parsed.data;
-    const row = await findApproval(db, delivery.approval_id);
     const now = clock.now();
+    // Through poll: a request past its TTL (a retry's backoff can outlive a short one) is expired
+    // here and not sent, rather than posting buttons that can only answer 409.
+    const row = await pollApproval(db, delivery.approval_id, now);
     if (!row) {
       // The request's own batch never landed (a guard refused it): there is nothing to deliver.
       msg.ack();
@@ -116,10 +118,9 @@ async function buildRequest(
   env: Env,
   config: ApprovalsConfig,
   delivery: ApprovalDeliveryMessage,
-  row: ApprovalRow,
+  view: ApprovalView,
   now: Date,
 ): Promise<{ url: string; init: RequestInit } | null> {
-  const view = approvalView(row);
   if (delivery.channel === "slack") {
     if (!config.slack.enabled || !env.SLACK_WEBHOOK_URL) return null;
     return {

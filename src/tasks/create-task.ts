@@ -8,6 +8,7 @@ import type { Env } from "../env";
 import { readSection } from "../lib/config";
 import { AppError } from "../lib/errors";
 import { appendEvent } from "../lib/events";
+import { appendEventWhere, insertWhere, rowsChanged } from "../lib/guarded-insert";
 import { newId } from "../lib/ids";
 import { label } from "../lib/validation";
 import { topologyConfig } from "../topology/config";
@@ -29,6 +30,9 @@ export const newTaskBody = z.strictObject({
 export type NewTask = z.infer<typeof newTaskBody>;
 
 /** The window key `[dispatch_guard]` counts an employee's dispatches under. */
+/** Turns a round_robin dispatch may lose to concurrent ones before it answers 409 (each round one wins). */
+const MAX_TURN_ATTEMPTS = 32;
+
 export const dispatchWindowKey = (employee: string) => `dispatch:${employee}`;
 
 /**
@@ -49,42 +53,50 @@ export async function createTask(env: Env, db: Db, body: NewTask, actor: string,
   const [dispatch, guard] = await Promise.all([readSection(db, dispatchConfig), readSection(db, dispatchGuardConfig)]);
   const windowMs = guard.window_secs * 1000;
 
-  const roster = dispatch.policy === "fixed_hierarchy" ? [] : await existingEmployeeIds(db, dispatch.rosters[taskClass] ?? []);
-  let route: Route;
-  let cursor: number | undefined;
-  if (dispatch.policy === "round_robin" && roster.length > 0) {
-    // Peeked, and moved on in the same batch as the task, so a refused dispatch leaves it where it was.
-    cursor = (await db.select().from(dispatchCursors).where(eq(dispatchCursors.taskClass, taskClass)).get())?.counter ?? 0;
-    route = { assignedTo: roundRobinPick(roster, cursor), routedBy: "round_robin", route: { policy: "round_robin", roster } };
-  } else if (dispatch.policy === "llm_select" && roster.length > 0) {
-    route = await llmSelectRoute(env, db, { taskId, body, taskClass, roster, dispatch, windowMs, limit: guard.max_in_window, now });
-  } else {
-    route = await hierarchy(
-      db,
-      dispatch.policy,
-      body.assignee,
-      taskClass,
-      roster.length,
-      dispatch.policy === "fixed_hierarchy" ? undefined : "roster_empty",
-    );
-  }
+  // Own keys only: a class is a user's tag, and `constructor` or `__proto__` must not read Object.prototype.
+  const configured = Object.hasOwn(dispatch.rosters, taskClass) ? dispatch.rosters[taskClass]! : [];
+  const roster = dispatch.policy === "fixed_hierarchy" ? [] : await existingEmployeeIds(db, configured);
+  // round_robin takes the class's turn by compare-and-set: a dispatch that raced another for the same
+  // turn lands nothing, gives its window slot back and takes the next turn (each round one of them wins).
+  for (let attempt = 1; ; attempt++) {
+    let route: Route;
+    let cursor: number | undefined;
+    if (dispatch.policy === "round_robin" && roster.length > 0) {
+      // Peeked, and moved on in the same batch as the task, so a refused dispatch leaves it where it was.
+      cursor = (await db.select().from(dispatchCursors).where(eq(dispatchCursors.taskClass, taskClass)).get())?.counter ?? 0;
+      route = { assignedTo: roundRobinPick(roster, cursor), routedBy: "round_robin", route: { policy: "round_robin", roster } };
+    } else if (dispatch.policy === "llm_select" && roster.length > 0) {
+      route = await llmSelectRoute(env, db, { taskId, body, taskClass, roster, dispatch, windowMs, limit: guard.max_in_window, now });
+    } else {
+      route = await hierarchy(
+        db,
+        dispatch.policy,
+        body.assignee,
+        taskClass,
+        roster.length,
+        dispatch.policy === "fixed_hierarchy" ? undefined : "roster_empty",
+      );
+    }
 
-  const window = getRateWindow(env, dispatchWindowKey(route.assignedTo));
-  const admitted = await window.take({ limit: guard.max_in_window, windowMs, now: now.getTime(), token: taskId });
-  if (!admitted.ok) {
-    throw new AppError("rate_limited", `${route.assignedTo} already has ${admitted.count} dispatches in the last ${guard.window_secs} s`, {
-      extra: {
-        employee_id: route.assignedTo,
-        limit: admitted.limit,
-        window_secs: guard.window_secs,
-        retry_after_ms: admitted.retry_after_ms,
-      },
-    });
-  }
+    const window = getRateWindow(env, dispatchWindowKey(route.assignedTo));
+    const admitted = await window.take({ limit: guard.max_in_window, windowMs, now: now.getTime(), token: taskId });
+    if (!admitted.ok) {
+      throw new AppError(
+        "rate_limited",
+        `${route.assignedTo} already has ${admitted.count} dispatches in the last ${guard.window_secs} s`,
+        {
+          extra: {
+            employee_id: route.assignedTo,
+            limit: admitted.limit,
+            window_secs: guard.window_secs,
+            retry_after_ms: admitted.retry_after_ms,
+          },
+        },
+      );
+    }
 
-  const at = now.toISOString();
-  const statements: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]] = [
-    db.insert(tasks).values({
+    const at = now.toISOString();
+    const row = {
       id: taskId,
       title: body.title,
       mode: body.mode,
@@ -96,46 +108,61 @@ export async function createTask(env: Env, db: Db, body: NewTask, actor: string,
       assignedTo: route.assignedTo,
       routedBy: route.routedBy,
       route: route.route,
-      status: "assigned",
+      status: "assigned" as const,
       retryCount: 0,
       createdBy: actor,
       createdAt: at,
-    }),
-    appendEvent(
-      db,
-      {
-        type: "task.created",
-        subject: taskId,
-        payload: {
-          task_id: taskId,
-          mode: body.mode,
-          task_class: taskClass,
-          assignee: body.assignee,
-          assigned_to: route.assignedTo,
-          routed_by: route.routedBy,
-          route: route.route,
-          by: actor,
-        },
+    };
+    const event = {
+      type: "task.created",
+      subject: taskId,
+      payload: {
+        task_id: taskId,
+        mode: body.mode,
+        task_class: taskClass,
+        assignee: body.assignee,
+        assigned_to: route.assignedTo,
+        routed_by: route.routedBy,
+        route: route.route,
+        by: actor,
       },
-      now,
-    ),
-  ];
-  if (cursor !== undefined) {
-    statements.push(
-      db
-        .insert(dispatchCursors)
-        .values({ taskClass, counter: cursor + 1 })
-        .onConflictDoUpdate({ target: dispatchCursors.taskClass, set: { counter: sql`${dispatchCursors.counter} + 1` } }),
-    );
+    };
+    let statements: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
+    if (cursor === undefined) {
+      statements = [db.insert(tasks).values(row), appendEvent(db, event, now)];
+    } else {
+      // Everything holds only while the class's turn is still the one peeked; moving it is last.
+      const turn = sql`COALESCE((SELECT ${dispatchCursors.counter} FROM ${dispatchCursors} WHERE ${dispatchCursors.taskClass} = ${taskClass}), 0) = ${cursor}`;
+      statements = [
+        appendEventWhere(db, event, now, turn),
+        insertWhere(db, tasks, row, turn),
+        db
+          .insert(dispatchCursors)
+          .values({ taskClass, counter: cursor + 1 })
+          .onConflictDoUpdate({
+            target: dispatchCursors.taskClass,
+            set: { counter: cursor + 1 },
+            setWhere: eq(dispatchCursors.counter, cursor),
+          }),
+      ];
+    }
+    let landed: boolean;
+    try {
+      const results = await db.batch(statements);
+      landed = cursor === undefined || rowsChanged(results[1]) === 1;
+    } catch (err) {
+      // Nothing was written: give the admitted slot back so the window counts only real dispatches.
+      await window.release({ token: taskId }).catch((e: unknown) => console.error("dispatch: could not release a window slot", e));
+      throw err;
+    }
+    if (landed) {
+      return { task_id: taskId, assigned_to: route.assignedTo, routed_by: route.routedBy, task_class: taskClass, route: route.route };
+    }
+    await window.release({ token: taskId });
+    if (attempt >= MAX_TURN_ATTEMPTS) {
+      throw new AppError("conflict", `the ${taskClass} round-robin turn kept moving under concurrent dispatches; try again`);
+    }
   }
-  try {
-    await db.batch(statements);
-  } catch (err) {
-    // Nothing was written: give the admitted slot back so the window counts only real dispatches.
-    await window.release({ token: taskId }).catch((e: unknown) => console.error("dispatch: could not release a window slot", e));
-    throw err;
-  }
-  return { task_id: taskId, assigned_to: route.assignedTo, routed_by: route.routedBy, task_class: taskClass, route: route.route };
 }
 
 /**

@@ -38,8 +38,25 @@ export async function findOverrideInForce(db: Db, taskClass: string, fromAgent: 
   }
 }
 
-export function listOverrides(db: Db, limit = 200): Promise<OverrideRow[]> {
-  return db.select().from(routingOverrides).orderBy(desc(routingOverrides.approvedAt)).limit(limit);
+/**
+ * Every override in force (dispatch applies them, so the view never hides one; at most one per edge),
+ * and the newest `limit` rolled-back ones as history; newest first.
+ */
+export async function listOverrides(db: Db, limit = 200): Promise<OverrideRow[]> {
+  const [inForce, resolved] = await Promise.all([
+    db
+      .select()
+      .from(routingOverrides)
+      .where(inArray(routingOverrides.status, ["active", "confirmed"]))
+      .orderBy(desc(routingOverrides.approvedAt)),
+    db
+      .select()
+      .from(routingOverrides)
+      .where(eq(routingOverrides.status, "rolled_back"))
+      .orderBy(desc(routingOverrides.approvedAt))
+      .limit(limit),
+  ]);
+  return [...inForce, ...resolved].sort((a, b) => (a.approvedAt < b.approvedAt ? 1 : a.approvedAt > b.approvedAt ? -1 : 0));
 }
 
 export function overrideView(o: OverrideRow) {
