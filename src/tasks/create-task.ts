@@ -29,10 +29,10 @@ export const newTaskBody = z.strictObject({
 });
 export type NewTask = z.infer<typeof newTaskBody>;
 
-/** The window key `[dispatch_guard]` counts an employee's dispatches under. */
 /** Turns a round_robin dispatch may lose to concurrent ones before it answers 409 (each round one wins). */
 const MAX_TURN_ATTEMPTS = 32;
 
+/** The window key `[dispatch_guard]` counts an employee's dispatches under. */
 export const dispatchWindowKey = (employee: string) => `dispatch:${employee}`;
 
 /**
