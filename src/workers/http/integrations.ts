@@ -32,7 +32,9 @@ export const integrationsRoutes = new Hono<AppEnv>().post("/slack/actions", asyn
   const action = parseSlackAction(raw);
   if (!action.ok) throw new AppError("validation_failed", action.message, { errors: [{ path: "payload", message: action.message }] });
   const now = c.var.clock.now();
-  const operatorId = config.slack.operators[action.value.slackUserId];
+  // Own keys only: a user id is the request's word, and `constructor` must not read Object.prototype.
+  const slackUser = action.value.slackUserId;
+  const operatorId = Object.hasOwn(config.slack.operators, slackUser) ? config.slack.operators[slackUser] : undefined;
   const operator = operatorId ? await findLiveDecider(db, operatorId, now) : undefined;
   if (!operator) {
     throw new AppError("forbidden", `Slack user ${action.value.slackUserId} is not mapped to a live manager operator`, {
