@@ -60,12 +60,16 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   }
   if (values.help) return { command: "help" };
 
-  const url = values.url ?? env.CREWPLANE_URL;
+  // An empty variable (`CREWPLANE_HOME=` in a unit file or compose file) means "not set": read as a
+  // value, an empty home would resolve to the cwd and the runner would fill it with work/ and run/.
+  const fromEnv = (name: string): string | undefined => env[name] || undefined;
+  const url = values.url ?? fromEnv("CREWPLANE_URL");
   if (!url) throw new UsageError("missing --url (or CREWPLANE_URL)");
-  const token = values.token ?? env.CREWPLANE_RUNNER_TOKEN;
+  const token = values.token ?? fromEnv("CREWPLANE_RUNNER_TOKEN");
   if (!token) throw new UsageError("missing CREWPLANE_RUNNER_TOKEN (or --token)");
 
-  const home = values.home ?? env.CREWPLANE_HOME ?? join(homedir(), ".crewplane");
+  if (values.home === "") throw new UsageError("--home needs a directory");
+  const home = values.home ?? fromEnv("CREWPLANE_HOME") ?? join(homedir(), ".crewplane");
   const runtimes = values.runtimes === undefined ? undefined : parseRuntimes(values.runtimes);
   return {
     command: "run",
@@ -74,7 +78,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       token,
       tokenSource: values.token !== undefined ? "flag" : "env",
       home: resolve(expandTilde(home)),
-      concurrency: parseConcurrency(values.concurrency ?? env.CREWPLANE_CONCURRENCY ?? "2"),
+      concurrency: parseConcurrency(values.concurrency ?? fromEnv("CREWPLANE_CONCURRENCY") ?? "2"),
       ...(runtimes ? { runtimes } : {}),
     },
   };

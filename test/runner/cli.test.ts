@@ -39,6 +39,12 @@ describe("parseCli", () => {
     expect(options).toMatchObject({ token: "flag", tokenSource: "flag", concurrency: 1, runtimes: ["offline", "claude"] });
   });
 
+  it("treats an empty CREWPLANE_* variable as unset, so an empty CREWPLANE_HOME never puts the runner's state in the cwd", () => {
+    const env = { CREWPLANE_URL: "", CREWPLANE_RUNNER_TOKEN: "env-token", CREWPLANE_HOME: "", CREWPLANE_CONCURRENCY: "" };
+    expect(run(["--url", "http://a"], env)).toMatchObject({ home: join(homedir(), ".crewplane"), concurrency: 2 });
+    expect(() => parseCli([], env)).toThrow(/missing --url/);
+  });
+
   it("returns the help command for --help", () => {
     expect(parseCli(["--help"], {})).toEqual({ command: "help" });
   });
@@ -51,6 +57,7 @@ describe("parseCli", () => {
     [["--url", "http://a", "--token", "t", "--concurrency", "2.5"], /concurrency/],
     [["--url", "http://a", "--token", "t", "--runtimes", "offline,gpt"], /unknown runtime/],
     [["--url", "http://a", "--token", "t", "--bogus"], /bogus/],
+    [["--url", "http://a", "--token", "t", "--home", ""], /--home/],
     [["--url", "http://a", "--token", "t", "extra"], /extra|positional/i],
   ])("rejects %j with a usage error", (argv, message) => {
     expect(() => parseCli(argv, {})).toThrow(UsageError);
