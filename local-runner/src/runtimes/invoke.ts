@@ -25,6 +25,13 @@ export interface CliRunOptions {
   killGraceMs?: number;
 }
 
+/**
+ * After its final event a CLI has nothing left to report. One that then stays up (claude -p does at
+ * times: anthropics/claude-code#25629) is stopped after this grace, instead of holding the job and
+ * its runner slot until the job's timeout.
+ */
+export const FINAL_EVENT_GRACE_MS = 5000;
+
 export interface CliRun {
   invocation: CliInvocation;
   process: ProcessOutcome;
@@ -44,6 +51,13 @@ export async function runCli(entry: CliEntry, input: CliInput, options: CliRunOp
     await writeFile(file.path, file.content, { mode: 0o600 });
   }
   const parser = entry.adapter.createParser();
+  const lingering = new AbortController();
+  let graceTimer: NodeJS.Timeout | undefined;
+  const onLine = (line: string): void => {
+    parser.push(line);
+    if (parser.done && graceTimer === undefined) graceTimer = setTimeout(() => lingering.abort(), FINAL_EVENT_GRACE_MS);
+  };
+  const signal = options.signal ? AbortSignal.any([options.signal, lingering.signal]) : lingering.signal;
   const outcome = await runProcess({
     command: entry.executable,
     args: invocation.args,
@@ -53,10 +67,11 @@ export async function runCli(entry: CliEntry, input: CliInput, options: CliRunOp
     ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
     stdoutPath: join(options.logDir, "stream.jsonl"),
     stderrPath: join(options.logDir, "stderr.log"),
-    onStdoutLine: (line) => parser.push(line),
-    ...(options.signal ? { signal: options.signal } : {}),
+    onStdoutLine: onLine,
+    // Stopping a lingering CLI reads as "aborted", but its final event is in: classifyCliRun goes by that.
+    signal,
     ...(invocation.stdinText !== undefined ? { stdinText: invocation.stdinText } : {}),
-  });
+  }).finally(() => clearTimeout(graceTimer));
   return { invocation, process: outcome, stream: parser.finish(), evidence: parser.evidence() };
 }
 

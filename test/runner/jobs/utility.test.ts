@@ -115,6 +115,16 @@ describe("utility job on the fake claude", () => {
     await expectAllDead(pids!);
   });
 
+  it("completes soon after the final result when the CLI then never exits, instead of holding the job to its timeout", async () => {
+    const { run, home } = setup();
+    const started = Date.now();
+    const outcome = await run({ prompt: "[[fake:linger]] answer then stay up", timeout_ms: 20_000 }, "job-linger");
+    expect(outcome).toMatchObject({ kind: "completed", result: { text: "FAKE_OK: [[fake:linger]] answer then stay up" } });
+    // Generous for a slow machine; the bug held the job for the whole 20 s timeout.
+    expect(Date.now() - started).toBeLessThan(15_000);
+    await expectAllDead(readFakePids(workDirFor(home, "job-linger"))!);
+  });
+
   it("escalates to SIGKILL when the CLI ignores SIGTERM", async () => {
     const { run, home } = setup({ FAKE_IGNORE_SIGTERM: "1" });
     const outcome = await run({ prompt: "[[fake:hang]]", timeout_ms: 1500 }, "job-stubborn");
