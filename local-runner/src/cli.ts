@@ -92,7 +92,12 @@ function parseUrl(raw: string): string {
     throw new UsageError(`--url is not a URL: ${raw}`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--url must be http(s): ${raw}`);
-  return raw.replace(/\/+$/, "");
+  // Request paths are appended to this base: a query or fragment would swallow them, and fetch
+  // refuses URLs with credentials. Both would fail every request, forever, with a transient-looking error.
+  if (url.search || url.hash) throw new UsageError(`--url must not have a query or fragment: ${raw}`);
+  if (url.username || url.password) throw new UsageError("--url must not carry credentials; the runner token is the credential");
+  // From the parsed URL, not the raw text: surrounding spaces (a quoted env file) would otherwise stay in.
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, "");
 }
 
 function parseConcurrency(raw: string): number {

@@ -45,6 +45,11 @@ describe("parseCli", () => {
     expect(() => parseCli([], env)).toThrow(/missing --url/);
   });
 
+  it("normalizes the URL it was given, so surrounding spaces never reach the request URLs", () => {
+    expect(run(["--url", " http://127.0.0.1:8787/ ", "--token", "t"]).url).toBe("http://127.0.0.1:8787");
+    expect(run(["--url", "https://cp.example/base//", "--token", "t"]).url).toBe("https://cp.example/base");
+  });
+
   it("returns the help command for --help", () => {
     expect(parseCli(["--help"], {})).toEqual({ command: "help" });
   });
@@ -57,6 +62,9 @@ describe("parseCli", () => {
     [["--url", "http://a", "--token", "t", "--concurrency", "2.5"], /concurrency/],
     [["--url", "http://a", "--token", "t", "--runtimes", "offline,gpt"], /unknown runtime/],
     [["--url", "http://a", "--token", "t", "--bogus"], /bogus/],
+    [["--url", "http://a/?x=1", "--token", "t"], /query|fragment/],
+    [["--url", "http://a/#top", "--token", "t"], /query|fragment/],
+    [["--url", "http://me:pw@a/", "--token", "t"], /credentials/],
     [["--url", "http://a", "--token", "t", "--home", ""], /--home/],
     [["--url", "http://a", "--token", "t", "extra"], /extra|positional/i],
   ])("rejects %j with a usage error", (argv, message) => {
