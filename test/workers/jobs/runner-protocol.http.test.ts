@@ -167,7 +167,7 @@ describe("dispatch queue consumers", () => {
 
   it("marks a job dead with reason dispatch_failed when its message is dead-lettered", async () => {
     // Recorded but never sent, so the real dispatch queue cannot put it into the inbox meanwhile
-    // (a dead letter for a job the inbox holds is left alone: test/workers/review/dispatch-dlq).
+    // (a dead letter for a job the inbox holds is left alone: dispatch-dlq.http.test.ts).
     const db = getDb(env.DB);
     const prepared = prepareJob(
       db,
