@@ -424,10 +424,12 @@ export class RunnerInbox extends DurableObject<Env> {
     const ackDeadline = provisional ? Math.min(now + req.ackWindowMs, expiresAt) : null;
     for (const { job_id } of ready) {
       const leaseId = newId("lease");
+      // A new attempt starts without the last one's error (its attempt record keeps it): `fail`
+      // reads an error beside this lease as "a failure under it was already applied".
       const row = this.sql
         .exec<JobRow>(
           `UPDATE jobs SET status = 'leased', attempt = attempt + 1, lease_id = ?, lease_expires_at = ?, leased_by = ?, poll_id = ?,
-             acked = ?, ack_deadline = ?, leased_at = ?, queue_deadline = NULL, updated_at = ?
+             acked = ?, ack_deadline = ?, leased_at = ?, queue_deadline = NULL, error = NULL, updated_at = ?
            WHERE job_id = ? AND status = 'queued' RETURNING *`,
           leaseId,
           expiresAt,

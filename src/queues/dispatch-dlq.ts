@@ -1,6 +1,7 @@
 import { and, eq, notInArray } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { jobs } from "../db/schema";
+import { getRunnerInbox } from "../durable-objects/runner-inbox";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { appendEvent } from "../lib/events";
@@ -10,13 +11,27 @@ import { dispatchMessage } from "./dispatch-message";
 /**
  * Dead letters of `dispatch`: the job never reached a runner inbox. Its record is marked dead with
  * a reason instead of staying `queued` forever, so its owner learns it will not run.
+ *
+ * A message is also dead-lettered when the inbox took the job in but the consumer never saw its
+ * call succeed (a lost reply): that job is not lost, it will run and the inbox reports on it, so it
+ * is left alone. Asking the inbox first keeps "dead" from being told for a job that then completes.
+ * If the inbox cannot answer, the batch throws and is retried.
  */
 export async function consumeDispatchDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const db = getDb(env.DB);
   const now = (await loadClock(env)).now();
+  const ids = batch.messages.flatMap((msg) => {
+    const parsed = dispatchMessage.safeParse(msg.body);
+    return parsed.success ? [parsed.data.job_id] : [];
+  });
+  const held = new Set(ids.length > 0 ? await getRunnerInbox(env).heldJobs({ jobIds: ids }) : []);
   for (const msg of batch.messages) {
     const parsed = dispatchMessage.safeParse(msg.body);
     const jobId = parsed.success ? parsed.data.job_id : null;
+    if (jobId && held.has(jobId)) {
+      msg.ack();
+      continue;
+    }
     const error = { code: "dispatch_failed", message: `the job could not be handed to a runner inbox after ${msg.attempts} deliveries` };
     await db.batch([
       db

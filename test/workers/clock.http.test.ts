@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/workers/app";
-import { ADMIN_TOKEN, call } from "../factories";
+import { ADMIN_TOKEN, call, createOperator } from "../factories";
 
 describe("admin test clock", () => {
   it("advances the time every endpoint sees, and stamps events with it", async () => {
@@ -47,5 +47,23 @@ describe("admin test clock", () => {
     expect(await res.json()).toMatchObject({ code: "not_found" });
     const read = await app.request("/v1/admin/clock", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }, prodEnv);
     expect(await read.json()).toMatchObject({ offset_ms: 0 });
+  });
+
+  it("does not exist in production for any caller: POST answers 404 without a token and with a non-admin token too", async () => {
+    const prodEnv = { ...env, ENVIRONMENT: "production" as const };
+    const viewer = await createOperator("viewer", "clock-prod-viewer");
+    for (const authorization of [undefined, `Bearer ${viewer}`, "Bearer not-a-token"]) {
+      const res = await app.request(
+        "/v1/admin/clock",
+        {
+          method: "POST",
+          headers: { ...(authorization ? { authorization } : {}), "content-type": "application/json" },
+          body: JSON.stringify({ advance_ms: 1000 }),
+        },
+        prodEnv,
+      );
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ code: "not_found" });
+    }
   });
 });

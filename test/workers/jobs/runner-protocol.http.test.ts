@@ -1,7 +1,9 @@
 import { createMessageBatch, createExecutionContext, createScheduledController, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { getDb } from "../../../src/db/client";
 import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
+import { prepareJob } from "../../../src/jobs/submit";
 import worker from "../../../src/workers/index";
 import { TICK_NAMES, TICKS } from "../../../src/workers/cron/ticks";
 import { call, createRunner, utilityJob } from "../../factories";
@@ -164,14 +166,17 @@ describe("dispatch queue consumers", () => {
   });
 
   it("marks a job dead with reason dispatch_failed when its message is dead-lettered", async () => {
-    const { body } = await call("/v1/admin/jobs", { body: utilityJob({ runtime: "grok" }) });
-    const message = {
-      job_id: body.job_id,
-      kind: "utility",
-      payload: { runtime: "grok", prompt: "x", timeout_ms: 60_000 },
-      owner: { kind: "admin", id: "a" },
-      enqueued_at: new Date().toISOString(),
-    };
+    // Recorded but never sent, so the real dispatch queue cannot put it into the inbox meanwhile
+    // (a dead letter for a job the inbox holds is left alone: dispatch-dlq.http.test.ts).
+    const db = getDb(env.DB);
+    const prepared = prepareJob(
+      db,
+      { kind: "utility", payload: { runtime: "grok", prompt: "x", timeout_ms: 60_000 }, owner: { kind: "admin", id: "a" } },
+      new Date(),
+    );
+    await db.batch(prepared.statements);
+    const body = { job_id: prepared.jobId };
+    const message = prepared.message;
     const batch = createMessageBatch("crewplane-dispatch-dlq", [{ id: "m-dead", timestamp: new Date(), attempts: 6, body: message }]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env);

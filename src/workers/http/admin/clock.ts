@@ -31,12 +31,13 @@ export const clockRoutes = new Hono<AppEnv>()
   .get("/", requireAuth({ operator: "admin" }), (c) => c.json({ now: c.var.clock.now().toISOString(), offset_ms: c.var.clock.offsetMs }))
   .post(
     "/",
-    requireAuth({ operator: "admin" }),
     async (c, next) => {
-      // The test clock does not exist in production: not "forbidden", simply absent.
+      // The test clock does not exist in production: not "forbidden", simply absent, for every
+      // caller (checked before auth, so no token's 401/403 tells that something is there).
       if (!testClockEnabled(c.env)) throw new AppError("not_found", "The test clock is not available in production");
       await next();
     },
+    requireAuth({ operator: "admin" }),
     validate("json", clockChange),
     async (c) => {
       const change = c.req.valid("json");
