@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { events } from "../db/schema";
 
@@ -32,7 +32,19 @@ export interface EventQuery {
   subject?: string;
   after?: number;
   limit: number;
+  /** Only the public event types (`PUBLIC_EVENT_PREFIXES`): the feed anyone may read. */
+  publicOnly?: boolean;
 }
+
+/**
+ * The event types anyone may read (`GET /v1/public/events/stream`): those of the council, its
+ * principles, official projects and swarm tasks, and node registrations, whose subjects the public
+ * GET endpoints already show. Approvals, employees, tasks, jobs, topology, teams, config and admin
+ * events are operators' business.
+ */
+export const PUBLIC_EVENT_PREFIXES = ["council.", "governance.", "project.", "swarm_task.", "node.registered"] as const;
+
+const hasPrefix = (prefix: string) => sql`substr(${events.type}, 1, ${prefix.length}) = ${prefix}`;
 
 export interface EventView {
   id: string;
@@ -45,7 +57,8 @@ export interface EventView {
 /** Oldest first, so a consumer can tail the feed by passing back `next_cursor`. */
 export async function listEvents(db: Db, q: EventQuery): Promise<{ events: EventView[]; next_cursor: string | null }> {
   const conditions = [];
-  if (q.typePrefix) conditions.push(sql`substr(${events.type}, 1, ${q.typePrefix.length}) = ${q.typePrefix}`);
+  if (q.typePrefix) conditions.push(hasPrefix(q.typePrefix));
+  if (q.publicOnly) conditions.push(or(...PUBLIC_EVENT_PREFIXES.map(hasPrefix)));
   if (q.subject) conditions.push(eq(events.subject, q.subject));
   if (q.after !== undefined) conditions.push(gt(events.id, q.after));
   const rows = await db
@@ -66,4 +79,10 @@ export async function listEvents(db: Db, q: EventQuery): Promise<{ events: Event
     })),
     next_cursor: hasMore ? String(page[page.length - 1]!.id) : null,
   };
+}
+
+/** The newest event's id (0 for an empty feed): where a live stream without a cursor starts. */
+export async function newestEventId(db: Db): Promise<number> {
+  const row = await db.select({ id: events.id }).from(events).orderBy(desc(events.id)).limit(1).get();
+  return row?.id ?? 0;
 }

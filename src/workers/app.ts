@@ -14,7 +14,7 @@ import { swarmRoutes } from "./http/swarm";
 import { a2aRoutes } from "./http/a2a";
 import { a2aCouncilRoutes } from "./http/a2a-council";
 import { a2aProjectRoutes } from "./http/a2a-projects";
-import { eventsRoutes } from "./http/events";
+import { eventsRoutes, publicEventsRoutes } from "./http/events";
 import { healthRoutes } from "./http/health";
 import { integrationsRoutes } from "./http/integrations";
 import { runnerRoutes } from "./http/runner";
@@ -41,6 +41,7 @@ app.use(async function withClock(c, next) {
 
 app.route("/v1/health", healthRoutes);
 app.route("/v1/events", eventsRoutes);
+app.route("/v1/public/events", publicEventsRoutes);
 app.route("/v1/config", configRoutes);
 app.route("/v1/admin", adminRoutes);
 app.route("/v1/runner", runnerRoutes);

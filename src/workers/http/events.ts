@@ -6,20 +6,28 @@ import { listEvents } from "../../lib/events";
 import { pageQuery } from "../../lib/paging";
 import { validate } from "../../lib/validation";
 import type { AppEnv } from "../app-env";
+import { eventStream, streamQuery } from "./event-stream";
 
 const eventsQuery = pageQuery.extend({
   type: z.string().min(1).max(100).optional(),
   subject: z.string().min(1).max(200).optional(),
 });
 
-export const eventsRoutes = new Hono<AppEnv>().get("/", requireAuth({ operator: "viewer" }), validate("query", eventsQuery), async (c) => {
-  const q = c.req.valid("query");
-  return c.json(
-    await listEvents(getDb(c.env.DB), {
-      typePrefix: q.type,
-      subject: q.subject,
-      after: q.cursor === undefined ? undefined : Number(q.cursor),
-      limit: q.limit,
-    }),
-  );
-});
+export const eventsRoutes = new Hono<AppEnv>()
+  .get("/", requireAuth({ operator: "viewer" }), validate("query", eventsQuery), async (c) => {
+    const q = c.req.valid("query");
+    return c.json(
+      await listEvents(getDb(c.env.DB), {
+        typePrefix: q.type,
+        subject: q.subject,
+        after: q.cursor === undefined ? undefined : Number(q.cursor),
+        limit: q.limit,
+      }),
+    );
+  })
+  .get("/stream", requireAuth({ operator: "viewer" }), validate("query", streamQuery), (c) => eventStream(c, c.req.valid("query"), false));
+
+/** `GET /v1/public/events/stream`: the public event types, for anyone (no token). */
+export const publicEventsRoutes = new Hono<AppEnv>().get("/stream", validate("query", streamQuery), (c) =>
+  eventStream(c, c.req.valid("query"), true),
+);

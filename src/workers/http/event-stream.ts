@@ -1,0 +1,68 @@
+import type { Context } from "hono";
+import { streamSSE } from "hono/streaming";
+import { z } from "zod";
+import { getDb } from "../../db/client";
+import { listEvents, newestEventId } from "../../lib/events";
+import { AppError } from "../../lib/errors";
+import type { AppEnv } from "../app-env";
+
+/** How often a stream looks for new events, and how often an idle one says it is alive. */
+export const STREAM_POLL_MS = 1_000;
+const KEEPALIVE_MS = 15_000;
+/**
+ * A stream ends after this long; EventSource reconnects with `Last-Event-ID` (after `retry` ms) and
+ * resumes where it stopped, so nothing is missed and no connection polls D1 for ever.
+ */
+export const STREAM_MAX_MS = 10 * 60_000;
+const RETRY_MS = 2_000;
+const PAGE = 100;
+
+/** The filters of `GET /v1/events`; `cursor` (or `Last-Event-ID`) resumes after that event id. */
+export const streamQuery = z.object({
+  type: z.string().min(1).max(100).optional(),
+  subject: z.string().min(1).max(200).optional(),
+  cursor: z
+    .string()
+    .regex(/^\d{1,15}$/, "cursor must be an event id")
+    .optional(),
+});
+
+const eventId = z.string().regex(/^\d{1,15}$/);
+
+/**
+ * `GET /v1/events/stream` and `GET /v1/public/events/stream`: Server-Sent Events, one `event:` per
+ * event (its type), `id:` = the event id, `data:` = the event as `GET /v1/events` shows it. It starts
+ * after `Last-Event-ID` (a reconnecting EventSource sends it), else after `cursor`, else at the newest
+ * event (only what happens from now on). Backlog is sent in pages, then new events as they land.
+ */
+export function eventStream(c: Context<AppEnv>, query: z.infer<typeof streamQuery>, publicOnly: boolean): Response {
+  const resumeHeader = c.req.header("last-event-id");
+  if (resumeHeader !== undefined && !eventId.safeParse(resumeHeader).success) {
+    throw new AppError("validation_failed", "Last-Event-ID must be an event id", {
+      errors: [{ path: "Last-Event-ID", message: "must be an event id from this stream" }],
+    });
+  }
+  const db = getDb(c.env.DB);
+  const from = resumeHeader ?? query.cursor;
+  return streamSSE(c, async (stream) => {
+    let after = from !== undefined ? Number(from) : await newestEventId(db);
+    const endAt = Date.now() + STREAM_MAX_MS;
+    let quietSince = Date.now();
+    await stream.writeSSE({ event: "ready", data: JSON.stringify({ after: String(after) }), retry: RETRY_MS });
+    while (!stream.aborted && Date.now() < endAt) {
+      const page = await listEvents(db, { typePrefix: query.type, subject: query.subject, after, limit: PAGE, publicOnly });
+      for (const e of page.events) {
+        await stream.writeSSE({ id: e.id, event: e.type, data: JSON.stringify(e) });
+        after = Number(e.id);
+      }
+      if (page.events.length > 0) quietSince = Date.now();
+      if (page.next_cursor !== null) continue; // more backlog: no wait
+      if (Date.now() - quietSince >= KEEPALIVE_MS) {
+        // A comment line: proxies keep the connection, clients ignore it.
+        await stream.write(": keepalive\n\n");
+        quietSince = Date.now();
+      }
+      await stream.sleep(STREAM_POLL_MS);
+    }
+  });
+}
