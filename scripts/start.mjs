@@ -177,6 +177,9 @@ function shutdown(code) {
  * token travels in the environment, never on the command line, where any user of the host could read it.
  */
 function startRunner(env, failures = 0) {
+  // Ctrl-C during startup (before the runner token came back) must not start a runner after the fact:
+  // in its own process group, nothing would stop it.
+  if (stopping) return;
   const startedAt = Date.now();
   runnerChild = start("runner", join(root, "local-runner", "bin", "crewplane-runner"), ["--url", url], env, {
     group: true,
