@@ -52,6 +52,41 @@ export async function council(n: number, prefix = "member") {
   return { members, proposer, byId: new Map(members.map((m) => [m.node_id, m])) };
 }
 
+/**
+ * Opens seconded sessions on one council of 11 members (created on the first call, kept for the
+ * test file): each call has a new proposer propose and the first seated member second, so the
+ * session is in diverge with its 9 seated members.
+ */
+export function sessionOpener(prefix: string) {
+  let setup: Awaited<ReturnType<typeof council>> | undefined;
+  let round = 0;
+  return async function open() {
+    const c = (setup ??= await council(11, prefix));
+    for (const m of c.members) await heartbeat(m);
+    const { proposer } = await council(0, `${prefix}-p${round++}`);
+    const res = await propose(proposer, { ...PROPOSAL, title: `${PROPOSAL.title} (${round})` });
+    expect(res.status).toBe(201);
+    const sid = res.body.session_id as string;
+    const seated: TestNode[] = (await session(sid)).members
+      .filter((m: { role: string }) => m.role !== "proposer")
+      .map((m: { node_id: string }) => c.byId.get(m.node_id)!);
+    await dialog(seated[0]!, sid, { dialog_type: "second" });
+    await progress();
+    return { sid, seated, council: c, proposer };
+  };
+}
+
+/** Every seated member assesses, then develops: the session reaches voting (its view is returned). */
+export async function toVoting(sid: string, seated: readonly TestNode[]) {
+  for (const m of seated) await dialog(m, sid, { dialog_type: "assess", content: `View of ${m.node_id}` });
+  await progress();
+  for (const m of seated) await dialog(m, sid, { dialog_type: "develop", content: "ok" });
+  await progress();
+  const s = await session(sid);
+  expect(s.phase).toBe("voting");
+  return s;
+}
+
 type Leased = { job_id: string; lease_id: string; payload: { prompt: string; runtime: string } };
 
 /** Acts as a runner for one job: leases it once the dispatch queue delivered it, then completes it. */

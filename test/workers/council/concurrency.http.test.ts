@@ -1,31 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { call, createRunner } from "../../factories";
-import { advance, council, dialog, progress, propose, PROPOSAL, runOneJob, session, tick } from "../../factories/council-http";
-import { heartbeat, type TestNode } from "../../factories/nodes";
+import { advance, dialog, progress, runOneJob, session, sessionOpener, tick, toVoting } from "../../factories/council-http";
 
-let setup: Awaited<ReturnType<typeof council>> | undefined;
-let round = 0;
+const open = sessionOpener("cc");
 
 /** A session in its voting phase with 9 members. */
 async function voting() {
-  setup ??= await council(11, "cc");
-  for (const m of setup.members) await heartbeat(m);
-  const { proposer } = await council(0, `cc-p${round++}`);
-  const res = await propose(proposer, { ...PROPOSAL, title: `${PROPOSAL.title} (${round})` });
-  expect(res.status).toBe(201);
-  const sid = res.body.session_id as string;
-  let s = await session(sid);
-  const seated: TestNode[] = s.members
-    .filter((m: { role: string }) => m.role !== "proposer")
-    .map((m: { node_id: string }) => setup!.byId.get(m.node_id)!);
-  await dialog(seated[0]!, sid, { dialog_type: "second" });
-  await progress();
-  for (const m of seated) await dialog(m, sid, { dialog_type: "assess", content: `View of ${m.node_id}` });
-  await progress();
-  for (const m of seated) await dialog(m, sid, { dialog_type: "develop", content: "ok" });
-  await progress();
-  s = await session(sid);
-  expect(s.phase).toBe("voting");
+  const { sid, seated } = await open();
+  const s = await toVoting(sid, seated);
   return { sid, seated, hash: s.proposal_hash as string, devil: s.devils_advocate as string };
 }
 
@@ -66,7 +48,13 @@ describe("racing ballots and checks", () => {
   it("refuses a dialog carrying another type's fields (422) and records nothing for it", async () => {
     const { sid, seated, hash } = await voting();
     const before = (await session(sid)).dialogs.length;
-    const mixed = await dialog(seated[0]!, sid, { dialog_type: "vote", vote: "approve", confidence: 0.5, proposal_hash: hash, amendment_type: "add" });
+    const mixed = await dialog(seated[0]!, sid, {
+      dialog_type: "vote",
+      vote: "approve",
+      confidence: 0.5,
+      proposal_hash: hash,
+      amendment_type: "add",
+    });
     expect([mixed.status, mixed.body.errors.map((e: { path: string }) => e.path)]).toEqual([422, ["amendment_type"]]);
     const assess = await dialog(seated[0]!, sid, { dialog_type: "develop", content: "x", vote: "approve" });
     expect([assess.status, assess.body.errors.map((e: { path: string }) => e.path)]).toEqual([422, ["vote"]]);

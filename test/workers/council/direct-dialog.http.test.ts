@@ -8,36 +8,23 @@ import type { CouncilSession } from "../../../src/durable-objects/council-sessio
 import { isGuardFailure } from "../../../src/db/guard";
 import { revokeCredential } from "../../../src/lib/credentials";
 import { call, createRunner } from "../../factories";
-import { advance, council, dialog, progress, propose, PROPOSAL, session } from "../../factories/council-http";
-import { heartbeat, type TestNode } from "../../factories/nodes";
+import { advance, dialog, progress, session, sessionOpener } from "../../factories/council-http";
 
 // The direct path of POST /v1/council/sessions/:id/dialog (council/direct-dialog.ts): plain
 // contributions written by the Worker in one guarded D1 batch that also authenticates the token,
 // the session object folding them in at its checks.
 
-let setup: Awaited<ReturnType<typeof council>> | undefined;
-let round = 0;
+const opener = sessionOpener("dd");
 
 /** A fresh session in diverge (9 seated members), or in challenge when `phase` says so. */
 async function open(phase: "diverge" | "challenge" = "diverge") {
-  const c = (setup ??= await council(11, "dd"));
-  for (const m of c.members) await heartbeat(m);
-  const { proposer } = await council(0, `dd-p${round++}`);
-  const res = await propose(proposer, { ...PROPOSAL, title: `${PROPOSAL.title} (${round})` });
-  expect(res.status).toBe(201);
-  const sid = res.body.session_id as string;
-  let s = await session(sid);
-  const seated: TestNode[] = s.members
-    .filter((m: { role: string }) => m.role !== "proposer")
-    .map((m: { node_id: string }) => c.byId.get(m.node_id)!);
+  const { sid, seated, council: c, proposer } = await opener();
   const outsider = c.members.find((m) => !seated.includes(m))!;
-  await dialog(seated[0]!, sid, { dialog_type: "second" });
-  await progress();
   if (phase === "challenge") {
     for (const m of seated) expect((await dialog(m, sid, { dialog_type: "assess", content: "Sound." })).status).toBe(201);
     await progress();
   }
-  s = await session(sid);
+  const s = await session(sid);
   expect(s.phase).toBe(phase);
   return { sid, seated, outsider, proposer };
 }

@@ -1,34 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { call, createOperator, createRunner } from "../../factories";
-import { advance, council, dialog, progress, propose, PROPOSAL, runOneJob, session, tick } from "../../factories/council-http";
-import { heartbeat, type TestNode } from "../../factories/nodes";
+import { advance, dialog, progress, runOneJob, session, sessionOpener, tick, toVoting } from "../../factories/council-http";
 
 // A veto cast while the council waits for its synthesis, the synthesis answering during the veto,
 // and the veto lapsing unratified: the session must go on to its decision, not sit in converging.
 
-let setup: Awaited<ReturnType<typeof council>> | undefined;
-let round = 0;
+const open = sessionOpener("vc");
 
 /** A session whose ballots are in and whose synthesis job (claude: no runner takes it unasked) is pending. */
 async function converging() {
-  setup ??= await council(11, "vc");
-  for (const m of setup.members) await heartbeat(m);
-  const { proposer } = await council(0, `vc-p${round++}`);
-  const res = await propose(proposer, { ...PROPOSAL, title: `${PROPOSAL.title} (${round})` });
-  expect(res.status).toBe(201);
-  const sid = res.body.session_id as string;
-  let s = await session(sid);
-  const seated: TestNode[] = s.members
-    .filter((m: { role: string }) => m.role !== "proposer")
-    .map((m: { node_id: string }) => setup!.byId.get(m.node_id)!);
-  await dialog(seated[0]!, sid, { dialog_type: "second" });
-  await progress();
-  for (const m of seated) await dialog(m, sid, { dialog_type: "assess", content: `View of ${m.node_id}` });
-  await progress();
-  for (const m of seated) await dialog(m, sid, { dialog_type: "develop", content: "ok" });
-  await progress();
-  s = await session(sid);
-  expect(s.phase).toBe("voting");
+  const { sid, seated } = await open();
+  let s = await toVoting(sid, seated);
   for (const m of seated)
     expect((await dialog(m, sid, { dialog_type: "vote", vote: "approve", confidence: 0.9, proposal_hash: s.proposal_hash })).status).toBe(
       201,
@@ -44,7 +26,7 @@ describe("a veto that lapses while the council was converging", () => {
   it("reaches the decision after the lapse when the synthesis answered during the veto", async () => {
     await call("/v1/config/council", { method: "PUT", body: { synthesis_runtime: "claude" } });
     const { sid } = await converging();
-    const admin = await createOperator("admin", `vc-admin-${round}`);
+    const admin = await createOperator("admin", "vc-admin");
     const vetoed = await call(`/v1/council/sessions/${sid}/veto`, { token: admin, body: { reason: "Hold while we look" } });
     expect([vetoed.status, vetoed.body.phase, vetoed.body.veto.phase_before]).toEqual([200, "vetoed", "converging"]);
 
