@@ -4,7 +4,7 @@ import { getDb } from "../../src/db/client";
 import { councilProposals, projects, type ProjectStatus } from "../../src/db/schema";
 import { newId } from "../../src/lib/ids";
 import { setForgeTransport } from "../../src/projects/forge/instance";
-import { appKeys, APP_ID, GithubStandin, INSTALLATION_ID, ORG, OTHER_ORG } from "./github-standin";
+import { APP_ID, INSTALLATION_ID, ORG, orgStandin, type GithubStandin } from "./github-standin";
 import { call } from "./index";
 import { advance, council, dialog, offlineAnswer, progress, runOneJob, session } from "./council-http";
 import { type TestNode } from "./nodes";
@@ -87,14 +87,7 @@ export async function decompose(id: string, body: unknown = DECOMPOSITION, token
 
 /** The GitHub stand-in as the Worker's GitHub (module state is shared with the Worker in this isolate). */
 export async function useGithubStandin(): Promise<GithubStandin> {
-  const keys = await appKeys();
-  const standin = new GithubStandin({
-    org: ORG,
-    appId: APP_ID,
-    installationId: INSTALLATION_ID,
-    publicKey: keys.publicKey,
-    otherOrgs: [OTHER_ORG],
-  });
+  const { standin, keys } = await orgStandin();
   setForgeTransport({
     fetch: standin.fetch,
     secrets: { GITHUB_APP_ID: APP_ID, GITHUB_APP_PRIVATE_KEY: keys.privateKeyPem, GITHUB_APP_INSTALLATION_ID: String(INSTALLATION_ID) },

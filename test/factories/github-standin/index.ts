@@ -23,15 +23,23 @@ export interface GithubWorld {
 }
 
 /** A fresh GitHub stand-in and a forge pointed at it, authenticated with the PKCS#1 key GitHub issues. */
+/** The stand-in for the configured organisation (with OTHER_ORG beside it), and the App's keys. */
+export async function orgStandin(): Promise<{ standin: GithubStandin; keys: Awaited<ReturnType<typeof appKeys>> }> {
+  const keys = await appKeys();
+  return {
+    standin: new GithubStandin({
+      org: ORG,
+      appId: APP_ID,
+      installationId: INSTALLATION_ID,
+      publicKey: keys.publicKey,
+      otherOrgs: [OTHER_ORG],
+    }),
+    keys,
+  };
+}
+
 export async function githubWorld(options: Partial<GithubForgeOptions> = {}): Promise<GithubWorld> {
-  const k = await appKeys();
-  const standin = new GithubStandin({
-    org: ORG,
-    appId: APP_ID,
-    installationId: INSTALLATION_ID,
-    publicKey: k.publicKey,
-    otherOrgs: [OTHER_ORG],
-  });
+  const { standin, keys: k } = await orgStandin();
   const forge = createGithubForge({
     org: ORG,
     credentials: { appId: APP_ID, privateKey: k.privateKeyPem, installationId: INSTALLATION_ID },

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { createGithubForge } from "../../../../src/projects/forge/github";
-import { appKeys, APP_ID, githubAppKeys, GithubStandin, INSTALLATION_ID, ORG, OTHER_ORG } from "../../../factories/github-standin";
+import {
+  appKeys,
+  APP_ID,
+  githubAppKeys,
+  GithubStandin,
+  INSTALLATION_ID,
+  ORG,
+  orgStandin,
+  OTHER_ORG,
+} from "../../../factories/github-standin";
 import { checker } from "../../../factories/github-standin/shapes";
 
 /**
@@ -9,14 +18,7 @@ import { checker } from "../../../factories/github-standin/shapes";
  */
 
 async function standinWithRepo() {
-  const keys = await appKeys();
-  const standin = new GithubStandin({
-    org: ORG,
-    appId: APP_ID,
-    installationId: INSTALLATION_ID,
-    publicKey: keys.publicKey,
-    otherOrgs: [OTHER_ORG],
-  });
+  const { standin } = await orgStandin();
   const repo = await standin.createRepository(ORG, "demo");
   const { token } = standin.mintToken();
   const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -129,14 +131,7 @@ describe("GitHub stand-in: credentials", () => {
   });
 
   it("hides a repository from a token of another organisation's installation", async () => {
-    const keys = await appKeys();
-    const standin = new GithubStandin({
-      org: ORG,
-      appId: APP_ID,
-      installationId: INSTALLATION_ID,
-      publicKey: keys.publicKey,
-      otherOrgs: [OTHER_ORG],
-    });
+    const { standin } = await orgStandin();
     await standin.createRepository(OTHER_ORG, "private-stuff");
     const { token } = standin.mintToken();
     const res = await standin.fetch(`https://api.github.com/repos/${OTHER_ORG}/private-stuff`, {

@@ -3,7 +3,7 @@ import { AppError } from "../../../../src/lib/errors";
 import { createGithubClient, guardedFetch } from "../../../../src/projects/forge/octokit";
 import { Redactor } from "../../../../src/projects/forge/redact";
 import { scopeViolation } from "../../../../src/projects/forge/scope";
-import { appKeys, APP_ID, githubWorld, GithubStandin, INSTALLATION_ID, ORG, OTHER_ORG } from "../../../factories/github-standin";
+import { APP_ID, githubWorld, INSTALLATION_ID, ORG, orgStandin, OTHER_ORG } from "../../../factories/github-standin";
 
 const scope = { org: ORG, installationId: INSTALLATION_ID };
 const API = "https://api.github.com";
@@ -86,14 +86,7 @@ describe("forge scope refusal: nothing is sent", () => {
   });
 
   it("refuses any Octokit call outside the organisation before a token is even minted", async () => {
-    const keys = await appKeys();
-    const standin = new GithubStandin({
-      org: ORG,
-      appId: APP_ID,
-      installationId: INSTALLATION_ID,
-      publicKey: keys.publicKey,
-      otherOrgs: [OTHER_ORG],
-    });
+    const { standin, keys } = await orgStandin();
     const { octokit } = createGithubClient({
       org: ORG,
       credentials: { appId: APP_ID, privateKey: keys.privateKeyPem, installationId: INSTALLATION_ID },
