@@ -20,13 +20,10 @@ import { dispatchMessage } from "./dispatch-message";
 export async function consumeDispatchDeadLetters(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const db = getDb(env.DB);
   const now = (await loadClock(env)).now();
-  const ids = batch.messages.flatMap((msg) => {
-    const parsed = dispatchMessage.safeParse(msg.body);
-    return parsed.success ? [parsed.data.job_id] : [];
-  });
+  const letters = batch.messages.map((msg) => ({ msg, parsed: dispatchMessage.safeParse(msg.body) }));
+  const ids = letters.flatMap(({ parsed }) => (parsed.success ? [parsed.data.job_id] : []));
   const held = new Set(ids.length > 0 ? await getRunnerInbox(env).heldJobs({ jobIds: ids }) : []);
-  for (const msg of batch.messages) {
-    const parsed = dispatchMessage.safeParse(msg.body);
+  for (const { msg, parsed } of letters) {
     const jobId = parsed.success ? parsed.data.job_id : null;
     if (jobId && held.has(jobId)) {
       msg.ack();

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, or } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { employees, routingOverrides, type OverrideRow } from "../db/schema";
@@ -40,23 +40,20 @@ export async function findOverrideInForce(db: Db, taskClass: string, fromAgent: 
 
 /**
  * Every override in force (dispatch applies them, so the view never hides one; at most one per edge),
- * and the newest `limit` rolled-back ones as history; newest first.
+ * and the newest `limit` rolled-back ones as history; newest first, in one statement.
  */
-export async function listOverrides(db: Db, limit = 200): Promise<OverrideRow[]> {
-  const [inForce, resolved] = await Promise.all([
-    db
-      .select()
-      .from(routingOverrides)
-      .where(inArray(routingOverrides.status, ["active", "confirmed"]))
-      .orderBy(desc(routingOverrides.approvedAt)),
-    db
-      .select()
-      .from(routingOverrides)
-      .where(eq(routingOverrides.status, "rolled_back"))
-      .orderBy(desc(routingOverrides.approvedAt))
-      .limit(limit),
-  ]);
-  return [...inForce, ...resolved].sort((a, b) => (a.approvedAt < b.approvedAt ? 1 : a.approvedAt > b.approvedAt ? -1 : 0));
+export function listOverrides(db: Db, limit = 200): Promise<OverrideRow[]> {
+  const history = db
+    .select({ id: routingOverrides.id })
+    .from(routingOverrides)
+    .where(eq(routingOverrides.status, "rolled_back"))
+    .orderBy(desc(routingOverrides.approvedAt))
+    .limit(limit);
+  return db
+    .select()
+    .from(routingOverrides)
+    .where(or(inArray(routingOverrides.status, ["active", "confirmed"]), inArray(routingOverrides.id, history)))
+    .orderBy(desc(routingOverrides.approvedAt));
 }
 
 export function overrideView(o: OverrideRow) {

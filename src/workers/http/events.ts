@@ -6,12 +6,14 @@ import { listEvents } from "../../lib/events";
 import { pageQuery } from "../../lib/paging";
 import { validate } from "../../lib/validation";
 import type { AppEnv } from "../app-env";
-import { eventStream, streamQuery } from "./event-stream";
+import { eventStream } from "./event-stream";
 
 const eventsQuery = pageQuery.extend({
   type: z.string().min(1).max(100).optional(),
   subject: z.string().min(1).max(200).optional(),
 });
+/** The list's filters and cursor; a stream has no page size. */
+const streamQuery = eventsQuery.omit({ limit: true });
 
 export const eventsRoutes = new Hono<AppEnv>()
   .get("/", requireAuth({ operator: "viewer" }), validate("query", eventsQuery), async (c) => {
