@@ -1,4 +1,4 @@
-import { and, count, eq, gt, inArray, isNull, or } from "drizzle-orm";
+import { and, count, eq, gt, inArray, isNull, or, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { credentials, type ApprovalChannel } from "../db/schema";
 import type { Env } from "../env";
@@ -41,6 +41,23 @@ export function liveDecidersQuery(db: Db, now: Date) {
         or(isNull(credentials.expiresAt), gt(credentials.expiresAt, at)),
       ),
     );
+}
+
+/**
+ * The same deciders as `liveDecidersQuery` without the expiry test: each one's `expires_at` (null:
+ * never). For a caller that keeps the rows and counts them at a later instant with `liveAt`.
+ */
+export function deciderExpiriesQuery(db: Db, guard?: SQL) {
+  return db
+    .select({ expiresAt: credentials.expiresAt })
+    .from(credentials)
+    .where(and(eq(credentials.kind, "operator"), inArray(credentials.role, ["manager", "admin"]), isNull(credentials.revokedAt), guard));
+}
+
+/** How many of `deciderExpiriesQuery`'s rows are live at `now` (the expiry half of `liveDecidersQuery`). */
+export function liveAt(expiries: readonly { expiresAt: string | null }[], now: Date): number {
+  const at = now.toISOString();
+  return expiries.filter((d) => d.expiresAt === null || d.expiresAt > at).length;
 }
 
 /** Whether a human could answer a request right now: somebody to decide, or a channel to reach one. */

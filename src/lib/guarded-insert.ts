@@ -46,7 +46,11 @@ export function appendEventWhere(db: Db, event: NewEvent, at: Date, guard: SQL) 
   ).onConflictDoNothing({ target: events.dedupeKey });
 }
 
-/** Rows a `db.run(...)` statement changed, read from its D1 result inside a batch's results. */
+/**
+ * Rows a `db.run(...)` statement changed, read from its D1 result inside a batch's results. D1 counts
+ * the rows its triggers wrote too (the `topology_inputs` token, migrations/0009), so "it landed" is
+ * `> 0`, never `=== 1`.
+ */
 export function rowsChanged(result: unknown): number {
   const changes = (result as { meta?: { changes?: number } } | undefined)?.meta?.changes;
   return typeof changes === "number" ? changes : 0;

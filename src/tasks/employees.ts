@@ -170,7 +170,7 @@ export async function putEmployee(
       appendEventWhere(db, { type: "employee.created", subject: id, payload: { ...payload, revision: 1 } }, now, guard),
       insertWhere(db, employees, { id, ...fields, revision: 1, createdAt: at }, guard),
     ]);
-    if (rowsChanged(inserted) === 1) return { row: (await findEmployee(db, id))!, created: true };
+    if (rowsChanged(inserted) > 0) return { row: (await findEmployee(db, id))!, created: true };
   }
   // The guarded write lost: either the forest rule fails now, or someone changed the employee first.
   const nowProblem = await forestProblem(db, id, reportsTo);

@@ -1,10 +1,10 @@
-import { and, eq, isNull, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, isNull, lte, or, sql, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../db/client";
 import { settings, topologyDriver } from "../db/schema";
 import type { Env } from "../env";
-import { availability, liveDecidersQuery } from "../approvals/channels";
-import { approvalsConfig } from "../approvals/config";
-import { sectionRow, sectionValue } from "../lib/config";
+import { availability } from "../approvals/channels";
+import { sectionValue } from "../lib/config";
 import { appendEvent } from "../lib/events";
 import { insertWhere } from "../lib/guarded-insert";
 import { randomHex } from "../lib/ids";
@@ -19,22 +19,18 @@ import {
   foldTarget,
   type FoldState,
 } from "./evidence-sql";
-import { judgeObserved, observationQuery, observedVerdict } from "./observe";
+import { inputsAt, inputsQueries, inputsTokenColumn, inputsUnchanged, reusableAt, snapshotFrom, type InputsSnapshot } from "./inputs";
+import { judgeObserved, observationQuery, observedVerdict, type ObservedRow } from "./observe";
 import type { ProposalDecision } from "./proposal";
 import {
   awaitingDecision,
   decideProposal,
-  heldEdgeQueries,
   heldEdges,
-  heldMap,
   noCandidate,
-  orgQuery,
-  pendingProposalsQuery,
   proposalWindow,
   proposeFrom,
   proposeOnce,
   recentProposal,
-  recentProposalQuery,
   recordProposal,
   resolvePendingProposals,
   type ProposeResult,
@@ -43,17 +39,22 @@ import {
 /** How long one tick may hold the driver for writing before another may take over (clock time). */
 const DRIVER_LEASE_MS = 5 * 60_000;
 
-/** What a tick takes as given when it builds its batch: the stored section (its text) and the fold watermark. */
+/**
+ * What a tick takes as given when it builds its batch: the stored section (its text), the fold
+ * watermark and, when this isolate has read them, the other inputs at their token (`inputs.ts`).
+ */
 interface Assumed {
   configText: string;
   cfg: TopologyConfig;
   folded: FoldState;
+  inputs: InputsSnapshot | null;
 }
 
 /**
  * What the last tick in this isolate saw. The next tick builds its batch on it instead of reading the
- * switch first; the batch checks it (the claim holds only while the section's text and the watermark
- * are still these), so a stale value costs one more round trip, never a wrong answer.
+ * switch first; the batch checks it (the claim holds only while the section's text — or the inputs'
+ * token — and the watermark are still these), so a stale value costs one more round trip, never a
+ * wrong answer.
  */
 let lastSeen: Assumed | null = null;
 
@@ -67,10 +68,12 @@ let lastSeen: Assumed | null = null;
  * because they only ever undo a route a human approved.
  *
  * Cost (bench/topology-tick): one batch (`claimAndRead`) claims the tick and reads everything it
- * decides on, the evidence query included. A tick with nothing to write — no answered proposal, no
- * observation verdict, no full fold due, no proposal (most ticks) — ends there: one round trip, plus the
- * switch's read in an isolate that has not ticked yet. Only a tick with something to write takes the
- * driver's write lease (`takeForWriting`), writes, and releases it.
+ * decides on, the evidence query included; when the inputs besides the evidence are unchanged since
+ * this isolate's last tick read them (`inputs.ts`), that batch is the claim and the evidence alone. A
+ * tick with nothing to write — no answered proposal, no observation verdict, no full fold due, no
+ * proposal (most ticks) — ends there: one round trip, plus the switch's read in an isolate that has
+ * not ticked yet. Only a tick with something to write takes the driver's write lease
+ * (`takeForWriting`), writes, and releases it.
  */
 export async function topologyTick(env: Env, now: Date, cron?: string): Promise<Record<string, unknown>> {
   const db = getDb(env.DB);
@@ -130,7 +133,16 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
     // Nothing to resolve, judge or fold: these write nothing, and neither does a tick proposing nothing.
     const resolved = await resolvePendingProposals(db, cfg, now, read.pending);
     const observed = await judgeObserved(db, cfg, now, read.observed);
-    const done = (proposal: ProposeResult) => ({ enabled: true, ran: true, resolved, observed, proposal, ms, batches });
+    const done = (proposal: ProposeResult) => ({
+      enabled: true,
+      ran: true,
+      resolved,
+      observed,
+      proposal,
+      ms,
+      batches,
+      inputs: read.inputs,
+    });
     if (read.recent) return done({ proposal_id: null, reason: "proposed_this_period", last_proposal_at: read.recent.createdAt });
     decision = decideProposal(cfg, { cells: read.evidence!, org: read.org, held: read.held });
     if (!decision.proposal) return done(noCandidate(decision));
@@ -163,8 +175,11 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
       if (lastSeen) lastSeen = { ...lastSeen, folded: read.folded };
     }
     const proposal = await timed("propose", propose(env, db, now, read, decision, changed));
-    return { enabled: true, ran: true, resolved, observed, proposal, ms, batches };
+    return { enabled: true, ran: true, resolved, observed, proposal, ms, batches, inputs: read.inputs };
   } finally {
+    // What this tick wrote changed the inputs' token: the next tick reads them at once instead of
+    // first trying the snapshot.
+    if (lastSeen) lastSeen = { ...lastSeen, inputs: null };
     await db.update(topologyDriver).set({ leaseUntil: null }).where(eq(topologyDriver.leaseToken, read.token));
   }
 }
@@ -180,9 +195,16 @@ function configTextQuery(db: Db) {
     .limit(1);
 }
 
+/** The driver row, with the inputs' token beside it (what a failed claim is explained by). */
 function driverQuery(db: Db) {
-  return db.select().from(topologyDriver).where(eq(topologyDriver.id, 1)).limit(1);
+  return db
+    .select({ ...getTableColumns(topologyDriver), inputsToken: inputsTokenColumn() })
+    .from(topologyDriver)
+    .where(eq(topologyDriver.id, 1))
+    .limit(1);
 }
+
+type DriverRow = Awaited<ReturnType<typeof driverQuery>>[number];
 
 /** What a read of the section and the driver row means for the next batch; null when D5 is off. */
 function seenFrom(
@@ -202,6 +224,7 @@ function seenFrom(
     configText: configRow.text,
     cfg,
     folded: { foldedFrom: driverRow?.foldedFrom ?? null, foldedThrough: driverRow?.foldedThrough ?? null },
+    inputs: null,
   };
 }
 
@@ -209,20 +232,21 @@ type Claimed = Extract<Awaited<ReturnType<typeof claimAndRead>>, { claimed: true
 
 /**
  * One batch (one round trip, atomic). It claims the tick with one conditional update — the driver not
- * held for writing (or its holder's lease lapsed), for cron due, and the section and watermark still
- * as assumed — which records this tick's token and time. Then, only if this tick holds the claim
- * (`mine`): moves the counters' watermark when a step is due (`foldNeeded`: at most once per
- * FOLD_STEP_MS; a full fold is left to the write path), and reads everything the tick decides on: the
- * approvals section and the live deciders (broker availability), pending proposals with their
- * approvals, the overrides under observation, this period's proposal, the org, the held edges and —
- * unless a full fold is due or this period already has a proposal — the evidence query, over the
- * counters as the step left them. A batch that claims nothing reads next to nothing and writes only
- * the driver row's first insert: the fold and the evidence read empty ranges, the small reads are
- * filtered on `mine`.
+ * held for writing (or its holder's lease lapsed), for cron due, the watermark still as assumed, and
+ * the section's text still as assumed or, when this isolate holds a snapshot of the inputs, their
+ * token still the snapshot's (which covers the section) — recording this tick's token and time. Then,
+ * only if this tick holds the claim (`mine`): moves the counters' watermark when a step is due
+ * (`foldNeeded`: at most once per FOLD_STEP_MS; a full fold is left to the write path), reads the
+ * inputs unless the snapshot stands for them (`inputsQueries`; overrides under observation are read
+ * either way while there are any) and — unless a full fold is due or this period already has a
+ * proposal — the evidence query, over the counters as the step left them. A batch that claims nothing
+ * reads next to nothing and writes only the driver row's first insert: the fold and the evidence read
+ * empty ranges, the other reads are filtered on `mine`.
  */
 async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assumed) {
   const at = now.toISOString();
   const { cfg, configText, folded } = assumed;
+  const snapshot = reusableAt(assumed.inputs, now) ? assumed.inputs : null;
   const token = randomHex(8);
   const window = proposalWindow(cfg, now);
   const sectionUnchanged = sql`EXISTS (SELECT 1 FROM ${settings} WHERE ${settings.section} = ${topologyConfig.name} AND ${settings.value} = ${configText})`;
@@ -232,25 +256,17 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
   const mine = sql`EXISTS (SELECT 1 FROM ${topologyDriver} WHERE ${topologyDriver.id} = 1 AND ${topologyDriver.leaseToken} = ${token})`;
   const need = foldNeeded(now, window.since, folded);
   const step = need === "step" ? foldStatements(db, folded, window.since, foldTarget(now), mine) : null;
-  const [heldProposals, heldOverrides] = heldEdgeQueries(db, window.cooldownStart, mine);
-  const reads = [
-    configTextQuery(db),
-    insertWhere(db, topologyDriver, { id: 1 }, sectionUnchanged).onConflictDoNothing(),
+  const claim = [
     driverQuery(db),
     db
       .update(topologyDriver)
       .set({ leaseToken: token, lastTickAt: at })
-      .where(and(eq(topologyDriver.id, 1), free, due, watermark, sectionUnchanged))
+      .where(and(eq(topologyDriver.id, 1), free, due, watermark, snapshot ? inputsUnchanged(snapshot.token) : sectionUnchanged))
       .returning({ id: topologyDriver.id }),
-    sectionRow(db, approvalsConfig),
-    liveDecidersQuery(db, now),
-    pendingProposalsQuery(db, mine),
-    observationQuery(db, undefined, mine),
-    recentProposalQuery(db, window.periodStart, mine),
-    orgQuery(db, mine),
-    heldProposals,
-    heldOverrides,
   ] as const;
+  // The section's text and the driver row's first insert only when the snapshot cannot vouch for them.
+  const head = snapshot ? [] : [configTextQuery(db), insertWhere(db, topologyDriver, { id: 1 }, sectionUnchanged).onConflictDoNothing()];
+  const reads = snapshot ? (snapshot.observing ? [observationQuery(db, undefined, mine)] : []) : inputsQueries(db, window, mine);
   const evidence = evidenceQuery(
     db,
     window.since,
@@ -259,37 +275,58 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
     need === "full" ? sql`0` : sql`(${mine} AND NOT ${recentProposal(window.periodStart)})`,
   );
   // The fold's statements (when stepping) run after the claim and before the evidence that reads them.
-  const results = await db.batch([...reads, ...(step ? step.statements : []), evidence] as unknown as typeof reads);
-  const [configRows, , driverRows, claimed, approvalsRows, deciders, pending, observed, recent, org, proposalsHeld, overridesHeld] =
-    results;
-  const evidenceRows = (results as readonly unknown[]).at(-1) as Awaited<typeof evidence>;
-  const seen = seenFrom(configRows[0], driverRows[0]);
+  const statements = [...head, ...claim, ...reads, ...(step ? step.statements : []), evidence] as BatchItem<"sqlite">[];
+  const results = (await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
+  const configRows = snapshot ? null : (results[0] as { text: string }[]);
+  const [driverRows, claimed] = results.slice(head.length, head.length + 2) as [DriverRow[], { id: number }[]];
+  const readRows = results.slice(head.length + 2, head.length + 2 + reads.length);
+  const evidenceRows = results.at(-1) as Awaited<typeof evidence>;
   const driver = driverRows[0];
+  const driverFolded = (d: DriverRow): FoldState => ({ foldedFrom: d.foldedFrom, foldedThrough: d.foldedThrough });
   if (claimed.length === 0) {
+    const busyOrNotDue = driver?.leaseUntil && driver.leaseUntil > at ? "busy" : "not_due";
+    if (snapshot) {
+      // The token and the watermark explain a miss here; anything else changed would have changed the token.
+      const current = driver !== undefined && driver.inputsToken === snapshot.token;
+      const stale = !current || driver.foldedFrom !== folded.foldedFrom || driver.foldedThrough !== folded.foldedThrough;
+      const seen: Assumed = { ...assumed, folded: driver ? driverFolded(driver) : folded, inputs: current ? snapshot : null };
+      return { claimed: false as const, seen, reason: stale ? "stale" : busyOrNotDue };
+    }
+    const seen = seenFrom(configRows![0], driver);
     const stale =
       seen === null ||
       seen.configText !== configText ||
       seen.folded.foldedFrom !== folded.foldedFrom ||
       seen.folded.foldedThrough !== folded.foldedThrough;
-    const reason = stale ? "stale" : driver?.leaseUntil && driver.leaseUntil > at ? "busy" : "not_due";
-    return { claimed: false as const, seen, reason };
+    return { claimed: false as const, seen, reason: stale ? "stale" : busyOrNotDue };
   }
   // The claim proved the watermark was as assumed, so the step's statements ran (same conditions).
-  const after: Assumed = step ? { ...assumed, folded: { foldedFrom: step.folded.from, foldedThrough: step.folded.through } } : assumed;
+  const after: FoldState = step ? { foldedFrom: step.folded.from, foldedThrough: step.folded.through } : folded;
+  let inputs: InputsSnapshot;
+  let observed: ObservedRow[];
+  if (snapshot) {
+    inputs = snapshot;
+    observed = snapshot.observing ? (readRows[0] as ObservedRow[]) : [];
+  } else {
+    // Nothing in this batch writes what the token follows, so the token read beside the driver row
+    // is the one every read here was made at.
+    ({ snapshot: inputs, observed } = snapshotFrom(
+      driver?.inputsToken ?? "",
+      now,
+      readRows as unknown as Parameters<typeof snapshotFrom>[2],
+    ));
+  }
+  const base = snapshot ? assumed : seenFrom(configRows![0], driver);
   return {
     claimed: true as const,
-    seen: seen && step ? { ...seen, folded: after.folded } : seen,
+    seen: base && { ...base, folded: after, inputs: inputs.token === "" ? null : inputs },
+    inputs: snapshot ? ("reused" as const) : ("read" as const),
     token,
     cfg,
     window,
-    folded: after.folded,
-    approvalsConfig: sectionValue(approvalsConfig, approvalsRows[0]),
-    deciders: deciders[0]?.n ?? 0,
-    pending,
+    folded: after,
     observed,
-    recent: recent[0] ?? null,
-    org,
-    held: heldMap([proposalsHeld, overridesHeld]),
+    ...inputsAt(inputs, window, now),
     // Built on the watermark the claim proved current (and the step moved); null: a full fold is due.
     evidence: need === "full" ? null : evidenceCells(evidenceRows),
   };

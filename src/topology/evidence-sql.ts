@@ -201,29 +201,28 @@ export async function loadEvidenceCells(db: Db, since: string, folded: FoldedRan
 /**
  * The evidence query un-executed, for a caller's own `db.batch`; `evidenceCells` reads its rows. A
  * select from the SQL rather than `db.all(sql)`: drizzle's D1 batch cannot bind a raw query's parameters.
+ * The cells come back as one JSON array in one row: mapping a row per cell through drizzle took about
+ * as much of a tick's CPU as everything else it does (bench/topology-tick), and one row is less to carry
+ * back from D1.
  */
 export function evidenceQuery(db: Db, since: string, folded: FoldedRange | null, guard?: SQL) {
   return db
-    .select({
-      agent: sql<string>`agent`,
-      task_class: sql<string>`task_class`,
-      samples: sql<number>`samples`,
-      rejects: sql<number>`rejects`,
-      needs_human: sql<number>`needs_human`,
-      oscillations: sql<number>`oscillations`,
-    })
+    .select({ cells: sql<string>`json_group_array(json_array(agent, task_class, samples, rejects, needs_human, oscillations))` })
     .from(sql`(${evidenceSql(since, folded, guard)})`);
 }
 
-export function evidenceCells(rows: readonly Cell[]): Cell[] {
-  return rows
-    .map((r) => ({
-      agent: r.agent,
-      task_class: r.task_class,
-      samples: Number(r.samples),
-      rejects: Number(r.rejects),
-      needs_human: Number(r.needs_human),
-      oscillations: Number(r.oscillations),
+type CellTuple = [agent: string, taskClass: string, samples: number, rejects: number, needsHuman: number, oscillations: number];
+
+export function evidenceCells(rows: readonly { cells: string }[]): Cell[] {
+  const tuples = rows.length === 0 ? [] : (JSON.parse(rows[0]!.cells) as CellTuple[]);
+  return tuples
+    .map(([agent, task_class, samples, rejects, needs_human, oscillations]) => ({
+      agent,
+      task_class,
+      samples: Number(samples),
+      rejects: Number(rejects),
+      needs_human: Number(needs_human),
+      oscillations: Number(oscillations),
     }))
     .sort(byAgentThenClass);
 }

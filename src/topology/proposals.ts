@@ -45,7 +45,12 @@ function edgeHeld(taskClass: string, fromAgent: string, cooldownStart: string): 
 export function heldEdgeQueries(db: Db, cooldownStart: string, guard?: SQL) {
   return [
     db
-      .select({ taskClass: topologyProposals.taskClass, fromAgent: topologyProposals.fromAgent, status: topologyProposals.status })
+      .select({
+        taskClass: topologyProposals.taskClass,
+        fromAgent: topologyProposals.fromAgent,
+        status: topologyProposals.status,
+        createdAt: topologyProposals.createdAt,
+      })
       .from(topologyProposals)
       .where(and(or(eq(topologyProposals.status, "pending"), gt(topologyProposals.createdAt, cooldownStart)), guard)),
     db
@@ -113,12 +118,12 @@ export function proposalWindow(cfg: TopologyConfig, now: Date): ProposalWindow {
   };
 }
 
-/** The newest proposal of this tick period, if any (zero or one row). */
-export function recentProposalQuery(db: Db, periodStart: string, guard?: SQL) {
+/** The newest proposal of this tick period (of all time with `periodStart` null), if any (zero or one row). */
+export function recentProposalQuery(db: Db, periodStart: string | null, guard?: SQL) {
   return db
     .select({ createdAt: topologyProposals.createdAt })
     .from(topologyProposals)
-    .where(and(gt(topologyProposals.createdAt, periodStart), guard))
+    .where(and(periodStart === null ? undefined : gt(topologyProposals.createdAt, periodStart), guard))
     .orderBy(desc(topologyProposals.createdAt))
     .limit(1);
 }

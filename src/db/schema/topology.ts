@@ -104,3 +104,16 @@ export const topologyEvidenceDays = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.day, t.agent, t.taskClass] })],
 );
+
+/**
+ * One row (id = 1) whose `token` changes, by trigger, in the same statement as any write to what the
+ * D5 tick reads besides the evidence: settings, operator credentials (kind, role, expiry, revocation),
+ * approvals (status, expiry), reroute proposals, routing overrides and the org (`reports_to`). A tick
+ * that read those at token T may reuse what it read while the token is still T; its claim checks that
+ * in the same batch. A random token rather than a counter, so a database restored to an earlier state
+ * never repeats a token with other contents behind it.
+ */
+export const topologyInputs = sqliteTable("topology_inputs", {
+  id: integer("id").primaryKey(),
+  token: text("token").notNull(),
+});
