@@ -164,7 +164,17 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
         },
         now,
       );
-      return { enabled: true, ran: true, resolved, observed, proposal: null, refused: "approval_broker_unavailable", ms, batches };
+      return {
+        enabled: true,
+        ran: true,
+        resolved,
+        observed,
+        proposal: null,
+        refused: "approval_broker_unavailable",
+        ms,
+        batches,
+        inputs: read.inputs,
+      };
     }
     // A resolution or verdict just written can free or hold an edge: then the held edges are read again.
     const changed = resolved.some((r) => r.outcome !== "pending") || observed.some((o) => o.verdict !== "keep");
@@ -195,10 +205,19 @@ function configTextQuery(db: Db) {
     .limit(1);
 }
 
-/** The driver row, with the inputs' token beside it (what a failed claim is explained by). */
+/**
+ * The driver row, with the inputs' token and the section's text beside it: what a failed claim is
+ * explained by, and what the next batch then builds on.
+ */
 function driverQuery(db: Db) {
   return db
-    .select({ ...getTableColumns(topologyDriver), inputsToken: inputsTokenColumn() })
+    .select({
+      ...getTableColumns(topologyDriver),
+      inputsToken: inputsTokenColumn(),
+      configText: sql<string | null>`(SELECT ${settings.value} FROM ${settings} WHERE ${settings.section} = ${topologyConfig.name})`.as(
+        "config_text",
+      ),
+    })
     .from(topologyDriver)
     .where(eq(topologyDriver.id, 1))
     .limit(1);
@@ -286,11 +305,15 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
   if (claimed.length === 0) {
     const busyOrNotDue = driver?.leaseUntil && driver.leaseUntil > at ? "busy" : "not_due";
     if (snapshot) {
-      // The token and the watermark explain a miss here; anything else changed would have changed the token.
-      const current = driver !== undefined && driver.inputsToken === snapshot.token;
-      const stale = !current || driver.foldedFrom !== folded.foldedFrom || driver.foldedThrough !== folded.foldedThrough;
-      const seen: Assumed = { ...assumed, folded: driver ? driverFolded(driver) : folded, inputs: current ? snapshot : null };
-      return { claimed: false as const, seen, reason: stale ? "stale" : busyOrNotDue };
+      // The token and the watermark explain a miss here: anything else that changed changed the token.
+      if (driver === undefined) return { claimed: false as const, seen: { ...assumed, inputs: null }, reason: "stale" };
+      if (driver.inputsToken !== snapshot.token) {
+        // The next batch reads the inputs again, on the section as it is now (D5 may be off: null).
+        const seen = seenFrom(driver.configText === null ? undefined : { text: driver.configText }, driver);
+        return { claimed: false as const, seen, reason: "stale" };
+      }
+      const stale = driver.foldedFrom !== folded.foldedFrom || driver.foldedThrough !== folded.foldedThrough;
+      return { claimed: false as const, seen: { ...assumed, folded: driverFolded(driver) }, reason: stale ? "stale" : busyOrNotDue };
     }
     const seen = seenFrom(configRows![0], driver);
     const stale =
