@@ -1,5 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { approvalsConfig } from "../../../src/approvals/config";
+import { topologyConfig } from "../../../src/topology/config";
+import { REROUTE_ACTION_KIND } from "../../../src/topology/proposals";
 import { call } from "../../factories";
 import { advanceClock, DONE, FAILED, manager, putEmployee, setConfig, settledTasks, team, tick } from "../../factories/org";
 
@@ -20,14 +23,22 @@ async function changesToken(sql: string): Promise<boolean> {
 }
 
 const AT = "'2026-01-01T00:00:00.000Z'";
+// Through the constants the code reads them by, so renaming one without the triggers fails here.
+const TOPOLOGY = `'${topologyConfig.name}'`;
+const APPROVALS = `'${approvalsConfig.name}'`;
+const REROUTE = `'${REROUTE_ACTION_KIND}'`;
 
 describe("the topology tick's inputs token", () => {
   it("changes with every write to what the tick reads, and with nothing else", async () => {
     // In order; true: the write must change the token.
     const writes: [string, boolean][] = [
-      [`INSERT INTO settings (section, value, updated_at) VALUES ('approvals', '{}', ${AT})`, true],
-      [`UPDATE settings SET value = '{"slack":{"enabled":false}}' WHERE section = 'approvals'`, true],
-      [`DELETE FROM settings WHERE section = 'approvals'`, true],
+      [`INSERT INTO settings (section, value, updated_at) VALUES (${APPROVALS}, '{}', ${AT})`, true],
+      [`UPDATE settings SET value = '{"slack":{"enabled":false}}' WHERE section = ${APPROVALS}`, true],
+      [`DELETE FROM settings WHERE section = ${APPROVALS}`, true],
+      [`INSERT INTO settings (section, value, updated_at) VALUES (${TOPOLOGY}, '{}', ${AT})`, true],
+      [`UPDATE settings SET value = '{"enabled":false}' WHERE section = ${TOPOLOGY}`, true],
+      [`INSERT INTO settings (section, value, updated_at) VALUES ('dispatch', '{}', ${AT})`, false],
+      [`UPDATE settings SET value = '{"policy":"round_robin"}' WHERE section = 'dispatch'`, false],
       [
         `INSERT INTO credentials (id, kind, name, role, secret_hash, created_at) VALUES ('op_t', 'operator', 'tess', 'viewer', 'h', ${AT})`,
         true,
@@ -37,15 +48,24 @@ describe("the topology tick's inputs token", () => {
       [`UPDATE credentials SET expires_at = ${AT} WHERE id = 'op_t'`, true],
       [`UPDATE credentials SET revoked_at = ${AT} WHERE id = 'op_t'`, true],
       [`DELETE FROM credentials WHERE id = 'op_t'`, true],
+      [`INSERT INTO credentials (id, kind, name, secret_hash, created_at) VALUES ('run_t', 'runner', 'box', 'h', ${AT})`, false],
+      [`UPDATE credentials SET revoked_at = ${AT} WHERE id = 'run_t'`, false],
       [
         `INSERT INTO approvals (id, action_kind, subject, params, action_hash, evidence, status, requested_by, requested_at, expires_at, channels)
-           VALUES ('apr_t', 'k', 's', '{}', 'h', '{}', 'pending', 'test', ${AT}, ${AT}, '[]')`,
+           VALUES ('apr_t', ${REROUTE}, 's', '{}', 'h', '{}', 'pending', 'test', ${AT}, ${AT}, '[]')`,
         true,
       ],
       [`UPDATE approvals SET note = 'seen', decided_via = 'api' WHERE id = 'apr_t'`, false],
       [`UPDATE approvals SET status = 'denied' WHERE id = 'apr_t'`, true],
       [`UPDATE approvals SET expires_at = '2026-01-02T00:00:00.000Z' WHERE id = 'apr_t'`, true],
       [`UPDATE approvals SET consumed_at = ${AT} WHERE id = 'apr_t'`, false],
+      [
+        `INSERT INTO approvals (id, action_kind, subject, params, action_hash, evidence, status, requested_by, requested_at, expires_at, channels)
+           VALUES ('apr_o', 'project_merge', 's', '{}', 'h', '{}', 'pending', 'test', ${AT}, ${AT}, '[]')`,
+        false,
+      ],
+      [`UPDATE approvals SET status = 'approved' WHERE id = 'apr_o'`, false],
+      [`DELETE FROM approvals WHERE id = 'apr_o'`, false],
       [
         `INSERT INTO topology_proposals (id, task_class, from_agent, to_agent, evidence, approval_id, status, created_at)
            VALUES ('tprop_t', 'c', 'a', 'b', '{}', 'apr_t', 'pending', ${AT})`,
