@@ -19,8 +19,8 @@ import {
   foldTarget,
   type FoldState,
 } from "./evidence-sql";
-import { inputsAt, inputsQueries, inputsTokenColumn, inputsUnchanged, reusableAt, snapshotFrom, type InputsSnapshot } from "./inputs";
-import { judgeObserved, observationQuery, observedVerdict, type ObservedRow } from "./observe";
+import { decodeInputs, inputsAt, inputsChangedSince, inputsQuery, reusableAt, type InputsSnapshot } from "./inputs";
+import { judgeObserved, observedVerdict } from "./observe";
 import type { ProposalDecision } from "./proposal";
 import {
   awaitingDecision,
@@ -206,14 +206,13 @@ function configTextQuery(db: Db) {
 }
 
 /**
- * The driver row, with the inputs' token and the section's text beside it: what a failed claim is
- * explained by, and what the next batch then builds on.
+ * The driver row, with the section's text beside it: what a failed claim is explained by, and what the
+ * next batch then builds on.
  */
 function driverQuery(db: Db) {
   return db
     .select({
       ...getTableColumns(topologyDriver),
-      inputsToken: inputsTokenColumn(),
       configText: sql<string | null>`(SELECT ${settings.value} FROM ${settings} WHERE ${settings.section} = ${topologyConfig.name})`.as(
         "config_text",
       ),
@@ -251,21 +250,20 @@ type Claimed = Extract<Awaited<ReturnType<typeof claimAndRead>>, { claimed: true
 
 /**
  * One batch (one round trip, atomic). It claims the tick with one conditional update — the driver not
- * held for writing (or its holder's lease lapsed), for cron due, the watermark still as assumed, and
- * the section's text still as assumed or, when this isolate holds a snapshot of the inputs, their
- * token still the snapshot's (which covers the section) — recording this tick's token and time. Then,
- * only if this tick holds the claim (`mine`): moves the counters' watermark when a step is due
- * (`foldNeeded`: at most once per FOLD_STEP_MS; a full fold is left to the write path), reads the
- * inputs unless the snapshot stands for them (`inputsQueries`; overrides under observation are read
- * either way while there are any) and — unless a full fold is due or this period already has a
- * proposal — the evidence query, over the counters as the step left them. A batch that claims nothing
- * reads next to nothing and writes only the driver row's first insert: the fold and the evidence read
- * empty ranges, the other reads are filtered on `mine`.
+ * held for writing (or its holder's lease lapsed), for cron due, the section's text and the watermark
+ * still as assumed — recording this tick's token and time. Then, only if this tick holds the claim
+ * (`mine`): moves the counters' watermark when a step is due (`foldNeeded`: at most once per
+ * FOLD_STEP_MS; a full fold is left to the write path), reads the inputs in one statement unless this
+ * isolate's snapshot of them is still current (`inputs.ts`) and — unless a full fold is due or this
+ * period already has a proposal — the evidence query, over the counters as the step left them. A batch
+ * that claims nothing reads next to nothing and writes only the driver row's first insert: the fold and
+ * the evidence read empty ranges, the inputs read is filtered on `mine`.
  */
 async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assumed) {
   const at = now.toISOString();
   const { cfg, configText, folded } = assumed;
-  const snapshot = reusableAt(assumed.inputs, now) ? assumed.inputs : null;
+  // While overrides are under observation their verdicts need this tick's settled tasks: read it all.
+  const snapshot = reusableAt(assumed.inputs, now) && !assumed.inputs.observing ? assumed.inputs : null;
   const token = randomHex(8);
   const window = proposalWindow(cfg, now);
   const sectionUnchanged = sql`EXISTS (SELECT 1 FROM ${settings} WHERE ${settings.section} = ${topologyConfig.name} AND ${settings.value} = ${configText})`;
@@ -275,17 +273,18 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
   const mine = sql`EXISTS (SELECT 1 FROM ${topologyDriver} WHERE ${topologyDriver.id} = 1 AND ${topologyDriver.leaseToken} = ${token})`;
   const need = foldNeeded(now, window.since, folded);
   const step = need === "step" ? foldStatements(db, folded, window.since, foldTarget(now), mine) : null;
+  // The section's text (read even when there is no driver row yet) and the driver row's first insert,
+  // only when no earlier tick here has seen the row.
+  const head = snapshot ? [] : [configTextQuery(db), insertWhere(db, topologyDriver, { id: 1 }, sectionUnchanged).onConflictDoNothing()];
   const claim = [
     driverQuery(db),
     db
       .update(topologyDriver)
       .set({ leaseToken: token, lastTickAt: at })
-      .where(and(eq(topologyDriver.id, 1), free, due, watermark, snapshot ? inputsUnchanged(snapshot.token) : sectionUnchanged))
+      .where(and(eq(topologyDriver.id, 1), free, due, watermark, sectionUnchanged))
       .returning({ id: topologyDriver.id }),
+    inputsQuery(db, window, snapshot ? sql`(${mine} AND ${inputsChangedSince(snapshot.token)})` : mine),
   ] as const;
-  // The section's text and the driver row's first insert only when the snapshot cannot vouch for them.
-  const head = snapshot ? [] : [configTextQuery(db), insertWhere(db, topologyDriver, { id: 1 }, sectionUnchanged).onConflictDoNothing()];
-  const reads = snapshot ? (snapshot.observing ? [observationQuery(db, undefined, mine)] : []) : inputsQueries(db, window, mine);
   const evidence = evidenceQuery(
     db,
     window.since,
@@ -294,61 +293,47 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
     need === "full" ? sql`0` : sql`(${mine} AND NOT ${recentProposal(window.periodStart)})`,
   );
   // The fold's statements (when stepping) run after the claim and before the evidence that reads them.
-  const statements = [...head, ...claim, ...reads, ...(step ? step.statements : []), evidence] as BatchItem<"sqlite">[];
+  const statements = [...head, ...claim, ...(step ? step.statements : []), evidence] as BatchItem<"sqlite">[];
   const results = (await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
-  const configRows = snapshot ? null : (results[0] as { text: string }[]);
-  const [driverRows, claimed] = results.slice(head.length, head.length + 2) as [DriverRow[], { id: number }[]];
-  const readRows = results.slice(head.length + 2, head.length + 2 + reads.length);
+  const [driverRows, claimed, inputsRows] = results.slice(head.length, head.length + 3) as [
+    DriverRow[],
+    { id: number }[],
+    Awaited<ReturnType<typeof inputsQuery>>,
+  ];
   const evidenceRows = results.at(-1) as Awaited<typeof evidence>;
   const driver = driverRows[0];
-  const driverFolded = (d: DriverRow): FoldState => ({ foldedFrom: d.foldedFrom, foldedThrough: d.foldedThrough });
+  const configRow = snapshot
+    ? driver?.configText == null
+      ? undefined
+      : { text: driver.configText }
+    : (results[0] as { text: string }[])[0];
+  const seen = seenFrom(configRow, driver);
   if (claimed.length === 0) {
-    const busyOrNotDue = driver?.leaseUntil && driver.leaseUntil > at ? "busy" : "not_due";
-    if (snapshot) {
-      // The token and the watermark explain a miss here: anything else that changed changed the token.
-      if (driver === undefined) return { claimed: false as const, seen: { ...assumed, inputs: null }, reason: "stale" };
-      if (driver.inputsToken !== snapshot.token) {
-        // The next batch reads the inputs again, on the section as it is now (D5 may be off: null).
-        const seen = seenFrom(driver.configText === null ? undefined : { text: driver.configText }, driver);
-        return { claimed: false as const, seen, reason: "stale" };
-      }
-      const stale = driver.foldedFrom !== folded.foldedFrom || driver.foldedThrough !== folded.foldedThrough;
-      return { claimed: false as const, seen: { ...assumed, folded: driverFolded(driver) }, reason: stale ? "stale" : busyOrNotDue };
-    }
-    const seen = seenFrom(configRows![0], driver);
+    // No row under a snapshot (a database reset): the next batch reads the section and inserts the row.
+    if (snapshot && driver === undefined) return { claimed: false as const, seen: { ...assumed, inputs: null }, reason: "stale" };
     const stale =
       seen === null ||
       seen.configText !== configText ||
       seen.folded.foldedFrom !== folded.foldedFrom ||
       seen.folded.foldedThrough !== folded.foldedThrough;
-    return { claimed: false as const, seen, reason: stale ? "stale" : busyOrNotDue };
+    const reason = stale ? "stale" : driver?.leaseUntil && driver.leaseUntil > at ? "busy" : "not_due";
+    // Kept for the next tick unless the section changed (whatever changed it also changed the token).
+    return { claimed: false as const, seen: seen && { ...seen, inputs: seen.configText === configText ? assumed.inputs : null }, reason };
   }
   // The claim proved the watermark was as assumed, so the step's statements ran (same conditions).
   const after: FoldState = step ? { foldedFrom: step.folded.from, foldedThrough: step.folded.through } : folded;
-  let inputs: InputsSnapshot;
-  let observed: ObservedRow[];
-  if (snapshot) {
-    inputs = snapshot;
-    observed = snapshot.observing ? (readRows[0] as ObservedRow[]) : [];
-  } else {
-    // Nothing in this batch writes what the token follows, so the token read beside the driver row
-    // is the one every read here was made at.
-    ({ snapshot: inputs, observed } = snapshotFrom(
-      driver?.inputsToken ?? "",
-      now,
-      readRows as unknown as Parameters<typeof snapshotFrom>[2],
-    ));
-  }
-  const base = snapshot ? assumed : seenFrom(configRows![0], driver);
+  const fresh = inputsRows[0] ? decodeInputs(inputsRows[0], now) : null;
+  // No row: the guard found the token unchanged, so the snapshot stands (and nothing is under observation).
+  const inputs = fresh?.snapshot ?? snapshot!;
   return {
     claimed: true as const,
-    seen: base && { ...base, folded: after, inputs: inputs.token === "" ? null : inputs },
-    inputs: snapshot ? ("reused" as const) : ("read" as const),
+    seen: { ...assumed, folded: after, inputs: inputs.token === "" ? null : inputs },
+    inputs: fresh ? ("read" as const) : ("reused" as const),
     token,
     cfg,
     window,
     folded: after,
-    observed,
+    observed: fresh?.observed ?? [],
     ...inputsAt(inputs, window, now),
     // Built on the watermark the claim proved current (and the step moved); null: a full fold is due.
     evidence: need === "full" ? null : evidenceCells(evidenceRows),

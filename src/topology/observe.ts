@@ -35,8 +35,12 @@ export function observationQuery(db: Db, only?: { toAgent: string; taskClass: st
   return db
     .select({
       override: routingOverrides,
-      samples: sql<number>`COUNT(${tasks.id})`,
-      rejects: sql<number>`COALESCE(SUM(CASE WHEN ${tasks.status} IN ('needs_human', 'failed') OR ${tasks.retryCount} > 0 THEN 1 ELSE 0 END), 0)`,
+      // Named, so the tick can read this as a subquery too (src/topology/inputs.ts).
+      samples: sql<number>`COUNT(${tasks.id})`.as("samples"),
+      rejects:
+        sql<number>`COALESCE(SUM(CASE WHEN ${tasks.status} IN ('needs_human', 'failed') OR ${tasks.retryCount} > 0 THEN 1 ELSE 0 END), 0)`.as(
+          "rejects",
+        ),
     })
     .from(routingOverrides)
     .leftJoin(

@@ -9,7 +9,8 @@ import { advanceClock, DONE, FAILED, manager, putEmployee, setConfig, settledTas
 /*
  * The tick reuses what it read besides the evidence while `topology_inputs`' token says none of it has
  * changed (src/topology/inputs.ts, triggers in migrations/0009). These prove the token follows every
- * write that matters, and that a reused read is judged at the tick's own time.
+ * write that matters and nothing else, that a change is read at once, and that a reused read is judged
+ * at the tick's own time.
  */
 
 const token = async () => (await env.DB.prepare("SELECT token FROM topology_inputs WHERE id = 1").first<{ token: string }>())!.token;
@@ -116,7 +117,7 @@ describe("a tick over inputs it read before", () => {
     return boss;
   }
 
-  it("sends only its claim and its evidence while nothing it read has changed, and reads again after a change that matters", async () => {
+  it("reads only its evidence while nothing else it read has changed, and everything again, in the same one batch, after a change that matters", async () => {
     await quietOrg("r");
     const read = await tick("topology");
     expect(read).toMatchObject({ ran: true, proposal: { reason: "no_candidate" } });
@@ -128,7 +129,7 @@ describe("a tick over inputs it read before", () => {
     await putEmployee("r-b", { reports_to: "r-lead" });
     await advanceClock(61_000);
     const moved = await tick("topology");
-    expect(moved).toMatchObject({ ran: true, batches: 2, inputs: "read" });
+    expect(moved).toMatchObject({ ran: true, batches: 1, inputs: "read" });
     expect(moved.proposal).toMatchObject({ task_class: "r", from_agent: "r-a", to_agent: "r-b", status: "pending" });
   });
 
