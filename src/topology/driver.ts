@@ -52,9 +52,9 @@ interface Assumed {
 
 /**
  * What the last tick in this isolate saw. The next tick builds its batch on it instead of reading the
- * switch first; the batch checks it (the claim holds only while the section's text — or the inputs'
- * token — and the watermark are still these), so a stale value costs one more round trip, never a
- * wrong answer.
+ * switch first; the batch checks it (the claim holds only while the section's text and the watermark
+ * are still these, and the inputs are read again unless their token is still the snapshot's), so a
+ * stale value costs one more round trip, never a wrong answer.
  */
 let lastSeen: Assumed | null = null;
 
@@ -68,12 +68,11 @@ let lastSeen: Assumed | null = null;
  * because they only ever undo a route a human approved.
  *
  * Cost (bench/topology-tick): one batch (`claimAndRead`) claims the tick and reads everything it
- * decides on, the evidence query included; when the inputs besides the evidence are unchanged since
- * this isolate's last tick read them (`inputs.ts`), that batch is the claim and the evidence alone. A
- * tick with nothing to write — no answered proposal, no observation verdict, no full fold due, no
- * proposal (most ticks) — ends there: one round trip, plus the switch's read in an isolate that has
- * not ticked yet. Only a tick with something to write takes the driver's write lease
- * (`takeForWriting`), writes, and releases it.
+ * decides on: the evidence query, and the other inputs as one statement that reads nothing when this
+ * isolate's last read of them is still current (`inputs.ts`). A tick with nothing to write — no
+ * answered proposal, no observation verdict, no full fold due, no proposal (most ticks) — ends there:
+ * one round trip, plus the switch's read in an isolate that has not ticked yet. Only a tick with
+ * something to write takes the driver's write lease (`takeForWriting`), writes, and releases it.
  */
 export async function topologyTick(env: Env, now: Date, cron?: string): Promise<Record<string, unknown>> {
   const db = getDb(env.DB);
@@ -187,9 +186,8 @@ export async function topologyTick(env: Env, now: Date, cron?: string): Promise<
     const proposal = await timed("propose", propose(env, db, now, read, decision, changed));
     return { enabled: true, ran: true, resolved, observed, proposal, ms, batches, inputs: read.inputs };
   } finally {
-    // What this tick wrote changed the inputs' token: the next tick reads them at once instead of
-    // first trying the snapshot.
-    if (lastSeen) lastSeen = { ...lastSeen, inputs: null };
+    // What this tick wrote changed the inputs' token where it touched them, so the next tick's batch
+    // reads them again: the snapshot needs no dropping here.
     await db.update(topologyDriver).set({ leaseUntil: null }).where(eq(topologyDriver.leaseToken, read.token));
   }
 }
@@ -324,7 +322,8 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
   const after: FoldState = step ? { foldedFrom: step.folded.from, foldedThrough: step.folded.through } : folded;
   const fresh = inputsRows[0] ? decodeInputs(inputsRows[0], now) : null;
   // No row: the guard found the token unchanged, so the snapshot stands (and nothing is under observation).
-  const inputs = fresh?.snapshot ?? snapshot!;
+  const inputs = fresh?.snapshot ?? snapshot;
+  if (inputs === null) throw new Error("topology tick: a claimed batch without a snapshot read no inputs");
   return {
     claimed: true as const,
     seen: { ...assumed, folded: after, inputs: inputs.token === "" ? null : inputs },
