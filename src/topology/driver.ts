@@ -300,15 +300,13 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
   ];
   const evidenceRows = results.at(-1) as Awaited<typeof evidence>;
   const driver = driverRows[0];
-  const configRow = snapshot
-    ? driver?.configText == null
-      ? undefined
-      : { text: driver.configText }
-    : (results[0] as { text: string }[])[0];
-  const seen = seenFrom(configRow, driver);
   if (claimed.length === 0) {
     // No row under a snapshot (a database reset): the next batch reads the section and inserts the row.
     if (snapshot && driver === undefined) return { claimed: false as const, seen: { ...assumed, inputs: null }, reason: "stale" };
+    // Read (beside the driver row, or on its own when there was no snapshot) and parsed only here: a
+    // claim proves the section is still the text this tick was built on.
+    const text = snapshot ? driver?.configText : (results[0] as { text: string }[])[0]?.text;
+    const seen = seenFrom(text == null ? undefined : { text }, driver);
     const stale =
       seen === null ||
       seen.configText !== configText ||
