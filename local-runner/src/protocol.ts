@@ -89,6 +89,11 @@ export const FAILURE_CODES = [
   "mcp_server_failed",
   /** The CLI could not reach its vendor's API (codex retries forever; the timeout ends it). */
   "network_error",
+  /**
+   * The vendor's API answered that it cannot serve now (overloaded 529, rate limited 429, a 5xx), and
+   * the CLI's own retries ran out: worth another attempt later, not the member's doing.
+   */
+  "api_unavailable",
   /** A member scaffold without its own MCP config: refused rather than run with someone else's identity. */
   "member_mcp_config_missing",
   /** The team round ended (any way) before or while its member ran: nothing more to do for it. */

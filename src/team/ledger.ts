@@ -80,6 +80,7 @@ export function classifyFailure(code: string | undefined): { failure_edge: Failu
     case "timeout":
     case "incomplete_output":
     case "network_error":
+    case "api_unavailable":
       return { failure_edge: "run", fault_side: "runtime" };
     case "runner_shutdown":
       return { failure_edge: "run", fault_side: "platform" };

@@ -40,6 +40,9 @@ export function createParser(): StreamParser {
   let sessionId: string | undefined;
   let model: string | undefined;
   let authFailed = false;
+  // The synthetic assistant message of an API failure names its class (the Agent SDK's
+  // "rate_limit" | "server_error" | "authentication_failed" | …).
+  let apiError: string | undefined;
   let result: Json | undefined;
   let lastAssistantText: string | undefined;
   const mcpServers: Array<{ name: string; status: string }> = [];
@@ -76,6 +79,7 @@ export function createParser(): StreamParser {
         }
       } else if (event.type === "assistant") {
         if (event.error === "authentication_failed") authFailed = true;
+        if (event.is_api_error_message === true && typeof event.error === "string") apiError = event.error;
         const message = isObject(event.message) ? event.message : undefined;
         onContent(message?.content);
         const text = assistantText(message?.content);
@@ -92,7 +96,7 @@ export function createParser(): StreamParser {
       const ids = { ...(model ? { model } : {}), ...(sessionId ? { sessionId } : {}) };
       if (!result) return { kind: "no_result", ...ids, ...(lastAssistantText ? { partialText: lastAssistantText } : {}) };
       const failed = mcpServers.filter((s) => s.status === "failed");
-      const outcome = interpretResult(result, authFailed, lastAssistantText, ids);
+      const outcome = interpretResult(result, authFailed, apiError, lastAssistantText, ids);
       // A member whose MCP server did not start has no handoff channel: its "success" would be a
       // narration without packets (seed 002, live round 1). Auth and turn-limit errors still win.
       if (failed.length > 0 && (outcome.kind === "success" || outcome.code === "cli_error")) {
@@ -129,6 +133,7 @@ export const claudeRuntime: CliRuntimeAdapter = {
 function interpretResult(
   result: Json,
   authFailed: boolean,
+  apiError: string | undefined,
   lastAssistantText: string | undefined,
   ids: { model?: string; sessionId?: string },
 ): Exclude<StreamOutcome, { kind: "no_result" }> {
@@ -170,7 +175,24 @@ function interpretResult(
   }
   const reason = typeof result.terminal_reason === "string" ? `, ${result.terminal_reason}` : "";
   const detail = text || errors.join("; ") || "no message";
+  const status = typeof result.api_error_status === "number" ? result.api_error_status : undefined;
+  // claude retries these itself (about ten times, with backoff: `system/api_retry` events) before it
+  // gives up with terminal_reason "api_error"; the vendor being unavailable is worth a later attempt.
+  if (result.terminal_reason === "api_error" && (transientStatus(status) || apiError === "rate_limit" || apiError === "server_error")) {
+    const http = status !== undefined ? ` (HTTP ${status})` : "";
+    return {
+      kind: "error",
+      code: "api_unavailable",
+      message: clip(`claude's API was unavailable${http} after the CLI's own retries: ${detail}`),
+      ...ids,
+    };
+  }
   return { kind: "error", code: "cli_error", message: clip(`claude reported an error (${subtype}${reason}): ${detail}`), ...ids };
+}
+
+/** Overloaded (529), rate limited (429), a request timeout (408) or any other 5xx. */
+function transientStatus(status: number | undefined): boolean {
+  return status !== undefined && (status === 408 || status === 429 || status >= 500);
 }
 
 function assistantText(content: unknown): string | undefined {

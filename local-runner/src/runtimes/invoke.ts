@@ -92,7 +92,7 @@ export function classifyCliRun(
     return failed("spawn_failed", `could not start ${who} at ${entry.executable}: ${reason}`, false);
   }
   if (stream.kind === "success") return { kind: "completed", stream };
-  if (stream.kind === "error") return failed(stream.code, stream.message, stream.code === "network_error");
+  if (stream.kind === "error") return failed(stream.code, stream.message, RETRYABLE_STREAM_ERRORS.has(stream.code));
   if (proc.termination === "aborted") return { kind: "aborted" };
   if (proc.termination === "timeout") {
     if (evidence.networkErrors.length > 0) {
@@ -114,6 +114,9 @@ export function classifyCliRun(
   const stderr = proc.stderrTail.length > 0 ? `; last stderr lines: ${proc.stderrTail.slice(-5).join(" | ")}` : "; stderr was empty";
   return failed("incomplete_output", `${who} ${status} without a final result event${stderr}`, true);
 }
+
+/** The vendor was unreachable or unavailable: another attempt may well succeed. Everything else the CLI reported would recur. */
+const RETRYABLE_STREAM_ERRORS: ReadonlySet<string> = new Set(["network_error", "api_unavailable"]);
 
 function failed(code: JobFailure["code"], message: string, retryable: boolean): CliVerdict {
   return { kind: "failed", failure: { code, message, retryable } };

@@ -75,7 +75,10 @@ export interface CliInvocation {
 export type EffortMapping =
   { requested?: undefined } | { requested: Effort; applied: string; note?: string } | { requested: Effort; applied: null; note: string };
 
-export type StreamErrorCode = Extract<FailureCode, "not_logged_in" | "cli_error" | "max_turns" | "mcp_server_failed" | "network_error">;
+export type StreamErrorCode = Extract<
+  FailureCode,
+  "not_logged_in" | "cli_error" | "max_turns" | "mcp_server_failed" | "network_error" | "api_unavailable"
+>;
 
 /** What a finished stream says, before the process's exit status is taken into account. */
 export type StreamOutcome =

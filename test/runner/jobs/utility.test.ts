@@ -91,6 +91,13 @@ describe("utility job on the fake claude", () => {
     expect(outcome).toMatchObject({ kind: "failed", failure: { code: "max_turns", retryable: false } });
   });
 
+  it("fails retryably with api_unavailable when claude gave up on an overloaded API (529)", async () => {
+    const { run } = setup();
+    const outcome = await run({ prompt: "[[fake:overloaded]] go" });
+    expect(outcome).toMatchObject({ kind: "failed", failure: { code: "api_unavailable", retryable: true } });
+    expect(outcome.kind === "failed" && outcome.failure.message).toMatch(/HTTP 529.*Overloaded/);
+  });
+
   it("completes despite garbage lines and stderr noise", async () => {
     const { run } = setup({ FAKE_SCENARIO: "garbage" });
     expect(await run({ prompt: "noisy" })).toMatchObject({ kind: "completed", result: { text: "FAKE_OK: noisy" } });

@@ -67,6 +67,29 @@ describe("claude parseStream on recorded output", () => {
     expect(parseStream(lines)).toMatchObject({ kind: "error", code: "not_logged_in" });
   });
 
+  it("reports an API that stayed overloaded after the CLI's retries (529) as api_unavailable", () => {
+    const outcome = parseStream(recorded("overloaded.jsonl"));
+    expect(outcome).toMatchObject({ kind: "error", code: "api_unavailable", sessionId: "fa4e0000-0000-4000-8000-000000000001" });
+    expect(outcome.kind === "error" && outcome.message).toMatch(/HTTP 529.*Overloaded/);
+  });
+
+  it("tells a transient API failure from the result's status alone, and leaves other API errors as they were", () => {
+    const result = (status: number | null, text: string) =>
+      JSON.stringify({
+        type: "result",
+        subtype: "success",
+        is_error: true,
+        terminal_reason: "api_error",
+        api_error_status: status,
+        result: text,
+      });
+    expect(parseStream([result(429, "API Error: 429 rate limited")])).toMatchObject({ kind: "error", code: "api_unavailable" });
+    expect(parseStream([result(503, "API Error: 503")])).toMatchObject({ kind: "error", code: "api_unavailable" });
+    // A refused request would be refused again; a missing login is a login problem.
+    expect(parseStream([result(400, "API Error: 400 invalid_request_error")])).toMatchObject({ kind: "error", code: "cli_error" });
+    expect(parseStream([result(null, "Not logged in · Please run /login")])).toMatchObject({ kind: "error", code: "not_logged_in" });
+  });
+
   it("reports error_max_turns as max_turns with the CLI message", () => {
     const outcome = parseStream(recorded("max-turns.jsonl"));
     expect(outcome).toMatchObject({ kind: "error", code: "max_turns" });

@@ -65,6 +65,8 @@ describe("ledger classification", () => {
     expect(classifyFailure("dispatch_failed")).toEqual({ failure_edge: "dispatch", fault_side: "platform" });
     expect(classifyFailure("lease_expired")).toEqual({ failure_edge: "lease", fault_side: "unknown" });
     expect(classifyFailure("result_too_large")).toEqual({ failure_edge: "run", fault_side: "platform" });
+    // The vendor's API unavailable (runner's api_unavailable): the runtime's side, not the member's.
+    expect(classifyFailure("api_unavailable")).toEqual({ failure_edge: "run", fault_side: "runtime" });
     expect(classifyFailure("something_new")).toEqual({ failure_edge: null, fault_side: "unknown" });
   });
 
