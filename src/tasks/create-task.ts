@@ -61,38 +61,34 @@ export async function createTask(env: Env, db: Db, body: NewTask, actor: string,
   for (let attempt = 1; ; attempt++) {
     let route: Route;
     let cursor: number | undefined;
+    let advance = 1;
+    let window: ReturnType<typeof getRateWindow>;
     if (dispatch.policy === "round_robin" && roster.length > 0) {
       // Peeked, and moved on in the same batch as the task, so a refused dispatch leaves it where it was.
       cursor = (await db.select().from(dispatchCursors).where(eq(dispatchCursors.taskClass, taskClass)).get())?.counter ?? 0;
-      route = { assignedTo: roundRobinPick(roster, cursor), routedBy: "round_robin", route: { policy: "round_robin", roster } };
-    } else if (dispatch.policy === "llm_select" && roster.length > 0) {
-      route = await llmSelectRoute(env, db, { taskId, body, taskClass, roster, dispatch, windowMs, limit: guard.max_in_window, now });
+      const turn = await takeRoundRobinTurn(env, roster, cursor, { taskId, taskClass, limit: guard.max_in_window, windowMs, now });
+      window = turn.window;
+      advance = turn.skipped.length + 1;
+      route = {
+        assignedTo: turn.member,
+        routedBy: "round_robin",
+        route: { policy: "round_robin", roster, ...(turn.skipped.length > 0 ? { skipped_at_limit: turn.skipped } : {}) },
+      };
     } else {
-      route = await hierarchy(
-        db,
-        dispatch.policy,
-        body.assignee,
-        taskClass,
-        roster.length,
-        dispatch.policy === "fixed_hierarchy" ? undefined : "roster_empty",
-      );
-    }
-
-    const window = getRateWindow(env, dispatchWindowKey(route.assignedTo));
-    const admitted = await window.take({ limit: guard.max_in_window, windowMs, now: now.getTime(), token: taskId });
-    if (!admitted.ok) {
-      throw new AppError(
-        "rate_limited",
-        `${route.assignedTo} already has ${admitted.count} dispatches in the last ${guard.window_secs} s`,
-        {
-          extra: {
-            employee_id: route.assignedTo,
-            limit: admitted.limit,
-            window_secs: guard.window_secs,
-            retry_after_ms: admitted.retry_after_ms,
-          },
-        },
-      );
+      if (dispatch.policy === "llm_select" && roster.length > 0) {
+        route = await llmSelectRoute(env, db, { taskId, body, taskClass, roster, dispatch, windowMs, limit: guard.max_in_window, now });
+      } else {
+        route = await hierarchy(
+          db,
+          dispatch.policy,
+          body.assignee,
+          taskClass,
+          roster.length,
+          dispatch.policy === "fixed_hierarchy" ? undefined : "roster_empty",
+        );
+      }
+      window = getRateWindow(env, dispatchWindowKey(route.assignedTo));
+      await admit(window, route.assignedTo, { taskId, limit: guard.max_in_window, windowMs, now, windowSecs: guard.window_secs });
     }
 
     const at = now.toISOString();
@@ -138,10 +134,10 @@ export async function createTask(env: Env, db: Db, body: NewTask, actor: string,
         insertWhere(db, tasks, row, turn),
         db
           .insert(dispatchCursors)
-          .values({ taskClass, counter: cursor + 1 })
+          .values({ taskClass, counter: cursor + advance })
           .onConflictDoUpdate({
             target: dispatchCursors.taskClass,
-            set: { counter: cursor + 1 },
+            set: { counter: cursor + advance },
             setWhere: eq(dispatchCursors.counter, cursor),
           }),
       ];
@@ -149,7 +145,7 @@ export async function createTask(env: Env, db: Db, body: NewTask, actor: string,
     let landed: boolean;
     try {
       const results = await db.batch(statements);
-      landed = cursor === undefined || rowsChanged(results[1]) === 1;
+      landed = cursor === undefined || rowsChanged(results[1]) > 0;
     } catch (err) {
       // Nothing was written: give the admitted slot back so the window counts only real dispatches.
       await window.release({ token: taskId }).catch((e: unknown) => console.error("dispatch: could not release a window slot", e));
@@ -163,6 +159,45 @@ export async function createTask(env: Env, db: Db, body: NewTask, actor: string,
       throw new AppError("conflict", `the ${taskClass} round-robin turn kept moving under concurrent dispatches; try again`);
     }
   }
+}
+
+interface Admission {
+  taskId: string;
+  limit: number;
+  windowMs: number;
+  now: Date;
+}
+
+/** Takes a slot in `member`'s dispatch window for this task, or answers 429 (nothing is written). */
+async function admit(window: ReturnType<typeof getRateWindow>, member: string, input: Admission & { windowSecs: number }) {
+  const admitted = await window.take({ limit: input.limit, windowMs: input.windowMs, now: input.now.getTime(), token: input.taskId });
+  if (!admitted.ok) {
+    throw new AppError("rate_limited", `${member} already has ${admitted.count} dispatches in the last ${input.windowSecs} s`, {
+      extra: { employee_id: member, limit: admitted.limit, window_secs: input.windowSecs, retry_after_ms: admitted.retry_after_ms },
+    });
+  }
+}
+
+/**
+ * round_robin's turn: the member whose turn it is, or — when that one is at its dispatch limit — the
+ * next one in the roster with room, in turn order (the turn then moves past it). A refused take
+ * records nothing, so the skipped members' windows are untouched. Every member at its limit → 429,
+ * as llm_select answers.
+ */
+async function takeRoundRobinTurn(env: Env, roster: string[], cursor: number, input: Admission & { taskClass: string }) {
+  const skipped: string[] = [];
+  let retryAfterMs = Number.POSITIVE_INFINITY;
+  for (let k = 0; k < roster.length; k++) {
+    const member = roundRobinPick(roster, cursor + k);
+    const window = getRateWindow(env, dispatchWindowKey(member));
+    const taken = await window.take({ limit: input.limit, windowMs: input.windowMs, now: input.now.getTime(), token: input.taskId });
+    if (taken.ok) return { member, window, skipped };
+    skipped.push(member);
+    retryAfterMs = Math.min(retryAfterMs, taken.retry_after_ms);
+  }
+  throw new AppError("rate_limited", `every ${input.taskClass} roster member is at its dispatch limit`, {
+    extra: { roster, limit: input.limit, window_secs: input.windowMs / 1000, retry_after_ms: retryAfterMs },
+  });
 }
 
 /**

@@ -61,6 +61,35 @@ describe("[dispatch_guard]", () => {
     expect((await newTask({ assignee: "busy" })).status).toBe(201);
   });
 
+  it("round_robin passes over a member at its limit to the next one with room, and answers 429 only when all are full", async () => {
+    for (const id of ["rg-lead", "rg-a", "rg-b"]) await putEmployee(id);
+    await setConfig("dispatch_guard", { max_in_window: 2, window_secs: 60 });
+    await setConfig("dispatch", { policy: "round_robin", rosters: { rg: ["rg-a", "rg-b"] } });
+    // rg-a's window is full from work outside the roster (a class without one goes by the hierarchy).
+    for (let i = 0; i < 2; i++) expect((await createTask({ assignee: "rg-a", tags: ["other"] })).assigned_to).toBe("rg-a");
+
+    const first = await createTask({ assignee: "rg-lead", tags: ["rg"] });
+    expect(first).toMatchObject({ assigned_to: "rg-b", routed_by: "round_robin" });
+    expect((await call(`/v1/tasks/${first.task_id}`)).body.route).toEqual({
+      policy: "round_robin",
+      roster: ["rg-a", "rg-b"],
+      skipped_at_limit: ["rg-a"],
+    });
+    expect((await createTask({ assignee: "rg-lead", tags: ["rg"] })).assigned_to).toBe("rg-b");
+    const before = await counts();
+    const full = await newTask({ assignee: "rg-lead", tags: ["rg"] });
+    expect(full.status).toBe(429);
+    expect(full.body).toMatchObject({ code: "rate_limited", roster: ["rg-a", "rg-b"], limit: 2 });
+    expect(full.body.retry_after_ms).toBeGreaterThan(0);
+    expect(await counts()).toEqual(before);
+
+    // Once the window has passed, the turn is where the skips left it: rg-a's.
+    await advanceClock(61_000);
+    expect((await createTask({ assignee: "rg-lead", tags: ["rg"] })).assigned_to).toBe("rg-a");
+    await setConfig("dispatch", {});
+    await setConfig("dispatch_guard", {});
+  });
+
   it("admits exactly the limit when dispatches race", async () => {
     await putEmployee("racer");
     await setConfig("dispatch_guard", { max_in_window: 5, window_secs: 60 });
