@@ -19,7 +19,7 @@ import {
   foldTarget,
   type FoldState,
 } from "./evidence-sql";
-import { decodeInputs, inputsAt, inputsChangedSince, inputsQuery, reusableAt, type InputsSnapshot } from "./inputs";
+import { decodeInputs, inputsAt, inputsChangedSince, inputsOrgQuery, inputsQuery, reusableAt, type InputsSnapshot } from "./inputs";
 import { judgeObserved, observedVerdict } from "./observe";
 import type { ProposalDecision } from "./proposal";
 import {
@@ -274,6 +274,7 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
   // The section's text (read even when there is no driver row yet) and the driver row's first insert,
   // only when no earlier tick here has seen the row.
   const head = snapshot ? [] : [configTextQuery(db), insertWhere(db, topologyDriver, { id: 1 }, sectionUnchanged).onConflictDoNothing()];
+  const inputsGuard = snapshot ? sql`(${mine} AND ${inputsChangedSince(snapshot.token)})` : mine;
   const claim = [
     driverQuery(db),
     db
@@ -281,7 +282,9 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
       .set({ leaseToken: token, lastTickAt: at })
       .where(and(eq(topologyDriver.id, 1), free, due, watermark, sectionUnchanged))
       .returning({ id: topologyDriver.id }),
-    inputsQuery(db, window, snapshot ? sql`(${mine} AND ${inputsChangedSince(snapshot.token)})` : mine),
+    inputsQuery(db, window, inputsGuard),
+    // Same guard, same batch (so the same token): the org as rows, read exactly when the rest is.
+    inputsOrgQuery(db, inputsGuard),
   ] as const;
   const evidence = evidenceQuery(
     db,
@@ -293,10 +296,11 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
   // The fold's statements (when stepping) run after the claim and before the evidence that reads them.
   const statements = [...head, ...claim, ...(step ? step.statements : []), evidence] as BatchItem<"sqlite">[];
   const results = (await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
-  const [driverRows, claimed, inputsRows] = results.slice(head.length, head.length + 3) as [
+  const [driverRows, claimed, inputsRows, orgRows] = results.slice(head.length, head.length + 4) as [
     DriverRow[],
     { id: number }[],
     Awaited<ReturnType<typeof inputsQuery>>,
+    Awaited<ReturnType<typeof inputsOrgQuery>>,
   ];
   const evidenceRows = results.at(-1) as Awaited<typeof evidence>;
   const driver = driverRows[0];
@@ -318,7 +322,7 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
   }
   // The claim proved the watermark was as assumed, so the step's statements ran (same conditions).
   const after: FoldState = step ? { foldedFrom: step.folded.from, foldedThrough: step.folded.through } : folded;
-  const fresh = inputsRows[0] ? decodeInputs(inputsRows[0], now) : null;
+  const fresh = inputsRows[0] ? decodeInputs(inputsRows[0], orgRows, now) : null;
   // No row: the guard found the token unchanged, so the snapshot stands (and nothing is under observation).
   const inputs = fresh?.snapshot ?? snapshot;
   if (inputs === null) throw new Error("topology tick: a claimed batch without a snapshot read no inputs");

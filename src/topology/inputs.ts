@@ -75,7 +75,7 @@ function tableRow<T>(columns: [string, Column][], values: readonly unknown[], st
 }
 
 /**
- * Everything the tick reads besides the evidence, as one statement (the token and one JSON value),
+ * Everything the tick reads besides the evidence and the org (`inputsOrgQuery`), as one statement (the token and one JSON value),
  * built from the same queries the rest of D5 reads them with. Zero rows unless `guard` holds.
  */
 export function inputsQuery(db: Db, window: ProposalWindow, guard: SQL) {
@@ -95,7 +95,6 @@ function inputsExpression(db: Db, cooldownStart: string): SQL {
     ${rowsJson(pendingProposalsQuery(db), [...names(PROPOSAL_COLUMNS), "approval_status", "approval_expires_at"])},
     ${rowsJson(observationQuery(db), [...names(OVERRIDE_COLUMNS), "samples", "rejects"])},
     ${rowsJson(recentProposalQuery(db, null), ["created_at"])},
-    ${rowsJson(orgQuery(db), ["id", "reports_to"])},
     ${rowsJson(heldProposals, ["task_class", "from_agent", "status", "created_at"])},
     ${rowsJson(heldOverrides, ["task_class", "from_agent"])}
   )`;
@@ -140,14 +139,21 @@ export const inputsChangedSince = (token: string): SQL => sql`${inputsToken} IS 
 
 type Tuple = readonly unknown[];
 
-/** The snapshot in one row of `inputsQuery`, and the overrides under observation as of this read. */
+/**
+ * The org as rows of its own statement, under the same guard as `inputsQuery` and right after it in the
+ * batch: it grows with the company, and one SQL value has a size limit (D1: 2,000,000 bytes) that rows
+ * do not, so written into the JSON a large org would stop every tick with SQLITE_TOOBIG.
+ */
+export const inputsOrgQuery = (db: Db, guard: SQL) => orgQuery(db, guard);
+
+/** The snapshot in one row of `inputsQuery` (and the org's rows beside it), and the overrides under observation as of this read. */
 export function decodeInputs(
   row: { token: string | null; inputs: string },
+  org: readonly { id: string; reportsTo: string | null }[],
   now: Date,
 ): { snapshot: InputsSnapshot; observed: ObservedRow[] } {
-  const [approvals, deciders, pending, observed, newest, org, heldProposals, heldOverrides] = JSON.parse(row.inputs) as [
+  const [approvals, deciders, pending, observed, newest, heldProposals, heldOverrides] = JSON.parse(row.inputs) as [
     string | null,
-    Tuple[],
     Tuple[],
     Tuple[],
     Tuple[],
@@ -187,7 +193,7 @@ export function decodeInputs(
         })),
         heldOverrides.map(([taskClass, fromAgent]) => ({ taskClass: taskClass as string, fromAgent: fromAgent as string })),
       ],
-      org: org.map(([id, reportsTo]) => ({ id: id as string, reportsTo: reportsTo as string | null })),
+      org: org.map(({ id, reportsTo }) => ({ id, reportsTo })),
       observing: observedRows.length > 0,
     },
     observed: observedRows,
