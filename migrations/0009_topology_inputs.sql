@@ -10,7 +10,7 @@ CREATE TABLE `topology_inputs` (
 	`id` integer PRIMARY KEY NOT NULL,
 	`token` text NOT NULL
 );--> statement-breakpoint
-INSERT INTO `topology_inputs` (`id`, `token`) VALUES (1, 'initial');--> statement-breakpoint
+INSERT INTO `topology_inputs` (`id`, `token`) VALUES (1, lower(hex(randomblob(8))));--> statement-breakpoint
 CREATE TRIGGER `topology_inputs_settings_ai` AFTER INSERT ON `settings` WHEN new.`section` IN ('topology_evolution', 'approvals') BEGIN UPDATE `topology_inputs` SET `token` = lower(hex(randomblob(8))) WHERE `id` = 1; END;--> statement-breakpoint
 CREATE TRIGGER `topology_inputs_settings_au` AFTER UPDATE ON `settings` WHEN new.`section` IN ('topology_evolution', 'approvals') OR old.`section` IN ('topology_evolution', 'approvals') BEGIN UPDATE `topology_inputs` SET `token` = lower(hex(randomblob(8))) WHERE `id` = 1; END;--> statement-breakpoint
 CREATE TRIGGER `topology_inputs_settings_ad` AFTER DELETE ON `settings` WHEN old.`section` IN ('topology_evolution', 'approvals') BEGIN UPDATE `topology_inputs` SET `token` = lower(hex(randomblob(8))) WHERE `id` = 1; END;--> statement-breakpoint

@@ -201,30 +201,38 @@ export async function loadEvidenceCells(db: Db, since: string, folded: FoldedRan
 /**
  * The evidence query un-executed, for a caller's own `db.batch`; `evidenceCells` reads its rows. A
  * select from the SQL rather than `db.all(sql)`: drizzle's D1 batch cannot bind a raw query's parameters.
- * The cells come back as one JSON array in one row: mapping a row per cell through drizzle took about
- * as much of a tick's CPU as everything else it does (bench/topology-tick), and one row is less to carry
- * back from D1.
+ * One row per agent, its cells as one JSON array: mapping a row per cell through drizzle took about as
+ * much of a tick's CPU as everything else it does (bench/topology-tick), and a row per agent keeps each
+ * value far below D1's limit on one string (2,000,000 bytes), which all the cells in one value would
+ * reach at some ten thousand of them.
  */
 export function evidenceQuery(db: Db, since: string, folded: FoldedRange | null, guard?: SQL) {
   return db
-    .select({ cells: sql<string>`json_group_array(json_array(agent, task_class, samples, rejects, needs_human, oscillations))` })
-    .from(sql`(${evidenceSql(since, folded, guard)})`);
+    .select({
+      agent: sql<string>`agent`,
+      cells: sql<string>`json_group_array(json_array(task_class, samples, rejects, needs_human, oscillations))`,
+    })
+    .from(sql`(${evidenceSql(since, folded, guard)})`)
+    .groupBy(sql`agent`);
 }
 
-type CellTuple = [agent: string, taskClass: string, samples: number, rejects: number, needsHuman: number, oscillations: number];
+type CellTuple = [taskClass: string, samples: number, rejects: number, needsHuman: number, oscillations: number];
 
-export function evidenceCells(rows: readonly { cells: string }[]): Cell[] {
-  const tuples = rows.length === 0 ? [] : (JSON.parse(rows[0]!.cells) as CellTuple[]);
-  return tuples
-    .map(([agent, task_class, samples, rejects, needs_human, oscillations]) => ({
-      agent,
-      task_class,
-      samples: Number(samples),
-      rejects: Number(rejects),
-      needs_human: Number(needs_human),
-      oscillations: Number(oscillations),
-    }))
-    .sort(byAgentThenClass);
+export function evidenceCells(rows: readonly { agent: string; cells: string }[]): Cell[] {
+  const cells: Cell[] = [];
+  for (const { agent, cells: json } of rows) {
+    for (const [task_class, samples, rejects, needs_human, oscillations] of JSON.parse(json) as CellTuple[]) {
+      cells.push({
+        agent,
+        task_class,
+        samples: Number(samples),
+        rejects: Number(rejects),
+        needs_human: Number(needs_human),
+        oscillations: Number(oscillations),
+      });
+    }
+  }
+  return cells.sort(byAgentThenClass);
 }
 
 /** The ten sample ids for the one cell a proposal is made about (same order as `sampleTaskIds`). */
