@@ -67,6 +67,13 @@ export async function createTask(env: Env, db: Db, body: NewTask, actor: string,
       // Peeked, and moved on in the same batch as the task, so a refused dispatch leaves it where it was.
       cursor = (await db.select().from(dispatchCursors).where(eq(dispatchCursors.taskClass, taskClass)).get())?.counter ?? 0;
       const turn = await takeRoundRobinTurn(env, roster, cursor, { taskId, taskClass, limit: guard.max_in_window, windowMs, now });
+      if (!turn.ok) {
+        // Every window looked full, but a full window may be a concurrent dispatch's slot that it gives
+        // back on losing its turn: while turns are still moving, look again before answering 429.
+        const moved = (await db.select().from(dispatchCursors).where(eq(dispatchCursors.taskClass, taskClass)).get())?.counter ?? 0;
+        if (moved !== cursor && attempt < MAX_TURN_ATTEMPTS) continue;
+        throw turn.refusal;
+      }
       window = turn.window;
       advance = turn.skipped.length + 1;
       route = {
@@ -181,7 +188,7 @@ async function admit(window: ReturnType<typeof getRateWindow>, member: string, i
 /**
  * round_robin's turn: the member whose turn it is, or — when that one is at its dispatch limit — the
  * next one in the roster with room, in turn order (the turn then moves past it). A refused take
- * records nothing, so the skipped members' windows are untouched. Every member at its limit → 429,
+ * records nothing, so the skipped members' windows are untouched. Every member at its limit → the 429 to answer,
  * as llm_select answers.
  */
 async function takeRoundRobinTurn(env: Env, roster: string[], cursor: number, input: Admission & { taskClass: string }) {
@@ -191,13 +198,14 @@ async function takeRoundRobinTurn(env: Env, roster: string[], cursor: number, in
     const member = roundRobinPick(roster, cursor + k);
     const window = getRateWindow(env, dispatchWindowKey(member));
     const taken = await window.take({ limit: input.limit, windowMs: input.windowMs, now: input.now.getTime(), token: input.taskId });
-    if (taken.ok) return { member, window, skipped };
+    if (taken.ok) return { ok: true as const, member, window, skipped };
     skipped.push(member);
     retryAfterMs = Math.min(retryAfterMs, taken.retry_after_ms);
   }
-  throw new AppError("rate_limited", `every ${input.taskClass} roster member is at its dispatch limit`, {
+  const refusal = new AppError("rate_limited", `every ${input.taskClass} roster member is at its dispatch limit`, {
     extra: { roster, limit: input.limit, window_secs: input.windowMs / 1000, retry_after_ms: retryAfterMs },
   });
+  return { ok: false as const, refusal };
 }
 
 /**
