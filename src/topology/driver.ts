@@ -19,7 +19,7 @@ import {
   foldTarget,
   type FoldState,
 } from "./evidence-sql";
-import { decodeInputs, inputsAt, inputsChangedSince, inputsOrgQuery, inputsQuery, reusableAt, type InputsSnapshot } from "./inputs";
+import { decodeInputs, inputsAt, inputsChangedSince, inputsQuery, reusableAt, type InputsSnapshot } from "./inputs";
 import { judgeObserved, observedVerdict } from "./observe";
 import type { ProposalDecision } from "./proposal";
 import {
@@ -27,6 +27,7 @@ import {
   decideProposal,
   heldEdges,
   noCandidate,
+  orgQuery,
   proposalWindow,
   proposeFrom,
   proposeOnce,
@@ -283,8 +284,9 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
       .where(and(eq(topologyDriver.id, 1), free, due, watermark, sectionUnchanged))
       .returning({ id: topologyDriver.id }),
     inputsQuery(db, window, inputsGuard),
-    // Same guard, same batch (so the same token): the org as rows, read exactly when the rest is.
-    inputsOrgQuery(db, inputsGuard),
+    // The org as rows, read exactly when the rest is (same guard, same batch, so the same token): it grows
+    // with the company, and one SQL value is limited to 2,000,000 bytes (D1), which rows are not.
+    orgQuery(db, inputsGuard),
   ] as const;
   const evidence = evidenceQuery(
     db,
@@ -300,7 +302,7 @@ async function claimAndRead(db: Db, now: Date, fromCron: boolean, assumed: Assum
     DriverRow[],
     { id: number }[],
     Awaited<ReturnType<typeof inputsQuery>>,
-    Awaited<ReturnType<typeof inputsOrgQuery>>,
+    Awaited<ReturnType<typeof orgQuery>>,
   ];
   const evidenceRows = results.at(-1) as Awaited<typeof evidence>;
   const driver = driverRows[0];

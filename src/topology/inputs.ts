@@ -10,7 +10,6 @@ import type { SkipReason } from "./proposal";
 import {
   heldEdgeQueries,
   heldMap,
-  orgQuery,
   pendingProposalsQuery,
   recentProposalQuery,
   type HeldRows,
@@ -75,7 +74,7 @@ function tableRow<T>(columns: [string, Column][], values: readonly unknown[], st
 }
 
 /**
- * Everything the tick reads besides the evidence and the org (`inputsOrgQuery`), as one statement (the token and one JSON value),
+ * Everything the tick reads besides the evidence and the org (`orgQuery`, its own statement), as one statement (the token and one JSON value),
  * built from the same queries the rest of D5 reads them with. Zero rows unless `guard` holds.
  */
 export function inputsQuery(db: Db, window: ProposalWindow, guard: SQL) {
@@ -117,7 +116,7 @@ function inputsSql(db: Db, cooldownStart: string): SQL {
 }
 
 /** A compiled query's text with each `?` replaced by its parameter as an SQL literal (strings, numbers, null). */
-export function withLiterals({ sql: text, params }: { sql: string; params: unknown[] }): string {
+function withLiterals({ sql: text, params }: { sql: string; params: unknown[] }): string {
   const parts = text.split("?");
   if (parts.length !== params.length + 1)
     throw new Error(`topology inputs: ${parts.length - 1} placeholders for ${params.length} parameters`);
@@ -138,13 +137,6 @@ const inputsToken = sql<string | null>`(SELECT ${topologyInputs.token} FROM ${to
 export const inputsChangedSince = (token: string): SQL => sql`${inputsToken} IS NOT ${token}`;
 
 type Tuple = readonly unknown[];
-
-/**
- * The org as rows of its own statement, under the same guard as `inputsQuery` and right after it in the
- * batch: it grows with the company, and one SQL value has a size limit (D1: 2,000,000 bytes) that rows
- * do not, so written into the JSON a large org would stop every tick with SQLITE_TOOBIG.
- */
-export const inputsOrgQuery = (db: Db, guard: SQL) => orgQuery(db, guard);
 
 /** The snapshot in one row of `inputsQuery` (and the org's rows beside it), and the overrides under observation as of this read. */
 export function decodeInputs(
