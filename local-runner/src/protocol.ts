@@ -72,6 +72,8 @@ export interface JobResult {
   duration_ms: number;
   usage?: Usage;
   cost_usd?: number;
+  /** The CLI's final event had no text; the answer is its last message from the stream. */
+  message_recovered_from_stream?: true;
 }
 
 export const FAILURE_CODES = [
@@ -98,6 +100,11 @@ export const FAILURE_CODES = [
   "member_mcp_config_missing",
   /** The team round ended (any way) before or while its member ran: nothing more to do for it. */
   "round_ended",
+  /**
+   * An employee with sandbox_enabled asked to run on a runtime this runner cannot sandbox (only
+   * codex brings its own): re-running on the same runtime cannot change that.
+   */
+  "sandbox_unavailable",
 ] as const;
 export type FailureCode = (typeof FAILURE_CODES)[number];
 

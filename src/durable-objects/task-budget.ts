@@ -6,7 +6,7 @@ import {
   normalizeBudgetLimits,
   planRound,
   stageCost,
-  STAGE_KINDS,
+  MEMBER_STAGE_KINDS,
   type BudgetLimits,
   type PlanOutcome,
   type RoleTurns,
@@ -167,7 +167,7 @@ export type PlanRoundInput = z.input<typeof planRoundInput>;
 
 const chargeInput = z.object({
   stage_key: z.string().min(1).max(128),
-  kind: z.enum([...STAGE_KINDS, "utility"]),
+  kind: z.enum([...MEMBER_STAGE_KINDS, "utility"]),
   round: z.number().int().min(1).optional(),
   limits: budgetLimitsInput.optional(),
   now: z.number().int(),

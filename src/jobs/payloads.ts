@@ -16,8 +16,50 @@ export const utilityPayload = z.object({
     }),
   model: z.string().min(1).max(200).optional(),
   timeout_ms: z.number().int().min(1_000).max(3_600_000).default(600_000),
+  /**
+   * A JSON Schema the answer must match, by name (the runner holds the schemas): codex gets it as
+   * `--output-schema`; other CLIs only have the prompt's instructions. `acceptance` is the goal
+   * loop's evaluator answer, `verdict` a PASS/FAIL verdict.
+   */
+  output_schema: z.enum(["verdict", "acceptance"]).optional(),
 });
 export type UtilityPayload = z.infer<typeof utilityPayload>;
+
+const toolName = z.string().min(1).max(200);
+
+/**
+ * `employee_turn`: run the employee itself (not a team member) on its own runtime and model, in its
+ * workspace (`<home>/agents/<employee_id>/`), with its tools, on one prompt: the wake-up message of a
+ * solo goal round (seed 002: "単一の起床メッセージ"), later a conversation turn. The runner reports the
+ * answer and what changed in the workspace (`artifact_receipts`).
+ */
+export const employeeTurnPayload = z.object({
+  runtime: z.enum(RUNTIMES),
+  model: z.string().min(1).max(200),
+  /** The employee's effort, when it is one every runtime adapter maps (absent: the vendor's default). */
+  effort: z.enum(["low", "medium", "high", "xhigh", "max"]).optional(),
+  employee_id: z.string().min(1).max(64),
+  employee: z.object({
+    name: z.string().min(1).max(100),
+    capabilities: z.object({ allowed_tools: z.array(toolName).max(200), denied_tools: z.array(toolName).max(200) }),
+    sandbox_enabled: z.boolean(),
+  }),
+  purpose: z.enum(["goal_round", "conversation"]),
+  task_id: z.string().min(1).max(64).optional(),
+  round_id: z.string().min(1).max(64).optional(),
+  round: z.number().int().min(1).max(99).optional(),
+  stage_id: z.string().min(1).max(64).optional(),
+  prompt: z
+    .string()
+    .min(1)
+    .refine((p) => jsonStringBytes(p) <= JOB_LIMITS.promptBytes, {
+      message: `must be at most ${JOB_LIMITS.promptBytes} bytes (64 KiB) of UTF-8 in its JSON encoding`,
+    }),
+  /** Workspace-relative paths earlier rounds wrote: the runner reports their state now, too. */
+  recheck_paths: z.array(z.string().min(1).max(512)).max(64).optional(),
+  timeout_ms: z.number().int().min(1_000).max(3_600_000).default(30 * 60_000),
+});
+export type EmployeeTurnPayload = z.infer<typeof employeeTurnPayload>;
 
 /** Who is told when a job completes, fails or dies (its handler in `owner-handlers.ts`). */
 export const jobOwner = z.object({

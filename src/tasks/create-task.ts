@@ -17,16 +17,27 @@ import { dispatchConfig, dispatchGuardConfig, type DispatchConfig, type Dispatch
 import { buildPickPrompt, runPick } from "./dispatch/llm-select";
 import { hierarchyRoute, overrideMayApply, roundRobinPick, type Fallback, type Route } from "./dispatch/route";
 import { employeeId, existingEmployeeIds, findEmployee } from "./employees";
+import { checkFrozenGoalSize } from "./frozen-goal";
 import { taskClassOf } from "./task-class";
 
-export const newTaskBody = z.strictObject({
-  title: label(300),
-  tags: z.array(label(64)).max(20).default([]),
-  priority: z.enum(TASK_PRIORITIES).default("medium"),
-  mode: z.enum(TASK_MODES),
-  assignee: employeeId,
-  acceptance_criteria: z.array(z.string().trim().min(1).max(2_000)).max(50).default([]),
-});
+export const newTaskBody = z
+  .strictObject({
+    title: label(300),
+    tags: z.array(label(64)).max(20).default([]),
+    priority: z.enum(TASK_PRIORITIES).default("medium"),
+    mode: z.enum(TASK_MODES),
+    assignee: employeeId,
+    acceptance_criteria: z.array(z.string().trim().min(1).max(2_000)).max(50).default([]),
+    /** A manual task is never worked by the goal loop: a person does it and settles it by hand. */
+    manual: z.boolean().default(false),
+    /** Rounds the goal loop may spend on it (default: `[goals] iteration_cap`); not for a manual task. */
+    rounds_left: z.number().int().min(0).max(50).optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.manual && body.rounds_left !== undefined)
+      ctx.addIssue({ code: "custom", path: ["rounds_left"], message: "a manual task is not worked in rounds" });
+    checkFrozenGoalSize(body, ctx);
+  });
 export type NewTask = z.infer<typeof newTaskBody>;
 
 /** Turns a round_robin dispatch may lose to concurrent ones before it answers 409 (each round one wins). */
@@ -42,7 +53,15 @@ export const dispatchWindowKey = (employee: string) => `dispatch:${employee}`;
  * With `llm_select` this call waits (bounded by `wait_ms`) for the pick, then answers with it or
  * with the hierarchy's route, whose record names the reason (`llm_select_timeout`, …).
  */
-export async function createTask(env: Env, db: Db, body: NewTask, actor: string, now: Date) {
+export async function createTask(
+  env: Env,
+  db: Db,
+  body: NewTask,
+  actor: string,
+  now: Date,
+  /** The goal loop's round budget, frozen on the row (null for a manual task). */
+  roundsBudget: number | null = null,
+) {
   const taskId = newId("task");
   if (!(await findEmployee(db, body.assignee))) {
     throw new AppError("validation_failed", `assignee: unknown employee '${body.assignee}'`, {
@@ -115,6 +134,8 @@ export async function createTask(env: Env, db: Db, body: NewTask, actor: string,
       retryCount: 0,
       createdBy: actor,
       createdAt: at,
+      manual: body.manual,
+      roundsBudget: body.manual ? null : roundsBudget,
     };
     const event = {
       type: "task.created",
@@ -127,6 +148,7 @@ export async function createTask(env: Env, db: Db, body: NewTask, actor: string,
         assigned_to: route.assignedTo,
         routed_by: route.routedBy,
         route: route.route,
+        manual: body.manual,
         by: actor,
       },
     };

@@ -4,6 +4,7 @@ import type { Db } from "../db/client";
 import { PAUSE_CLASSES, SETTLED_TASK_STATUSES, tasks, type TaskRow } from "../db/schema";
 import { readSection } from "../lib/config";
 import { AppError, notFound } from "../lib/errors";
+import type { NewEvent } from "../lib/events";
 import { appendEventWhere } from "../lib/guarded-insert";
 import { topologyConfig } from "../topology/config";
 import { observeOverrides } from "../topology/observe";
@@ -34,6 +35,8 @@ export async function settleTask(
   body: SettleBody,
   actor: string,
   now: Date,
+  /** Events that record why it settled (the goal loop's), landing only with the settle itself. */
+  extraEvents: readonly NewEvent[] = [],
 ): Promise<{ task: TaskRow; changed: boolean }> {
   const row = await findTask(db, id);
   if (!row) throw notFound(`task ${id}`);
@@ -41,7 +44,8 @@ export async function settleTask(
   const retryCount = body.retry_count ?? row.retryCount;
   const open = and(eq(tasks.id, id), eq(tasks.status, "assigned"));
   const at = now.toISOString();
-  const [, updated] = await db.batch([
+  const stillOpen = sql`EXISTS (SELECT 1 FROM ${tasks} WHERE ${open})`;
+  const results = await db.batch([
     appendEventWhere(
       db,
       {
@@ -60,11 +64,12 @@ export async function settleTask(
         dedupeKey: `task:${id}:settled`,
       },
       now,
-      sql`EXISTS (SELECT 1 FROM ${tasks} WHERE ${open})`,
+      stillOpen,
     ),
+    ...extraEvents.map((e) => appendEventWhere(db, e, now, stillOpen)),
     db.update(tasks).set({ status: body.status, retryCount, pauseClass, settledAt: at, settledBy: actor }).where(open).returning(),
   ]);
-  const settled = updated[0];
+  const settled = (results[results.length - 1] as TaskRow[])[0];
   if (!settled) {
     const current = (await findTask(db, id))!;
     if (current.status === body.status && current.retryCount === retryCount && current.pauseClass === pauseClass)

@@ -22,6 +22,7 @@ export function taskView(t: TaskRow) {
     route: t.route,
     status: t.status,
     retry_count: t.retryCount,
+    manual: t.manual,
     ...(t.pauseClass ? { pause_class: t.pauseClass } : {}),
     created_by: t.createdBy,
     created_at: t.createdAt,

@@ -10,19 +10,33 @@ import type { TeamRole } from "./settings";
 export const DEGRADE_STEPS = ["utility", "verifier_second_pass", "executor_replica"] as const;
 export type DegradeStep = (typeof DEGRADE_STEPS)[number];
 
-export const STAGE_KINDS = ["plan", "execute", "verify", "repair"] as const;
+/** Stages a role member runs (a `team_stage` job, charged to the task's spawn budget). */
+export const MEMBER_STAGE_KINDS = ["plan", "execute", "synthesize", "verify", "repair"] as const;
+export type MemberStageKind = (typeof MEMBER_STAGE_KINDS)[number];
+
+/**
+ * Every stage of a round: the members' stages, the employee's own run (`work`, a solo round) and
+ * the acceptance path's evaluator (`evaluate`). The last two are not member spawns.
+ */
+export const STAGE_KINDS = [...MEMBER_STAGE_KINDS, "work", "evaluate"] as const;
 export type StageKind = (typeof STAGE_KINDS)[number];
 
-export const STAGE_ROLE: Readonly<Record<StageKind, TeamRole>> = {
+export const STAGE_ROLE: Readonly<Record<MemberStageKind, TeamRole>> = {
   plan: "planner",
   execute: "executor",
+  // Seed 002's 合成 (synthesis): the utility role merges the executors' output for the acceptance path.
+  synthesize: "utility",
   verify: "verifier",
   repair: "executor",
 };
 
+export function isMemberStage(kind: StageKind): kind is MemberStageKind {
+  return (MEMBER_STAGE_KINDS as readonly string[]).includes(kind);
+}
+
 /** Spawns one stage costs. One table for plan and charge, so the two can never disagree. */
-export function stageCost(kind: StageKind | "utility"): number {
-  return kind === "utility" ? 0 : 1;
+export function stageCost(kind: MemberStageKind | "utility"): number {
+  return kind === "utility" || kind === "synthesize" ? 0 : 1;
 }
 
 export const MIN_SPAWNS_PER_TASK = 3;
@@ -141,10 +155,11 @@ export function planRound(limits: BudgetLimits, remaining: number, turnsUsed: Ro
 }
 
 /** The stage kinds a plan implies, in the order they run (what gets charged). */
-export function plannedStages(plan: RoundPlan): StageKind[] {
+export function plannedStages(plan: RoundPlan): MemberStageKind[] {
   return [
     ...(plan.planner ? (["plan"] as const) : []),
     ...Array.from({ length: plan.executors }, () => "execute" as const),
+    ...(plan.utility ? (["synthesize"] as const) : []),
     "verify",
     ...(plan.repair ? (["repair"] as const) : []),
   ];

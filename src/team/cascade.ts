@@ -1,3 +1,4 @@
+import type { CapacityShort } from "./capacity";
 import { modelFamily, normalizeRuntime, runtimeForFamily, type TeamRuntime } from "./catalog";
 import {
   EXECUTOR_FANOUT_RANGE,
@@ -34,7 +35,8 @@ export type CascadeReport =
   | { token: "gate_unknown_fallback_auto"; value: string; level: Level }
   | { token: "executor_fanout_clamped"; value: number; clamped_to: number; level: Level }
   | { token: "effort_without_binding"; role: TeamRole; value: string; level: Level }
-  | { token: "executor_files_do_not_persist"; role: "executor"; runtime: TeamRuntime };
+  | { token: "executor_files_do_not_persist"; role: "executor"; runtime: TeamRuntime }
+  | CapacityShort;
 
 /**
  * Runtimes whose members keep the scaffold as their working directory (their CLIs find MCP config

@@ -3,12 +3,15 @@ import type { Db } from "../db/client";
 import { TASK_PRIORITIES, type EmployeeRow } from "../db/schema";
 import type { Env } from "../env";
 import { notFound } from "../lib/errors";
+import { readSection } from "../lib/config";
 import { label } from "../lib/validation";
+import { checkFrozenGoalSize } from "../tasks/frozen-goal";
 import { createTask } from "../tasks/create-task";
 import { findEmployee } from "../tasks/employees";
 import { decideGate } from "./gate";
 import { openTeamGoal, type GoalEmployee } from "./goals";
-import { startTeamRound } from "./round-driver";
+import { continueLoop, type LoopStep } from "./goal-loop";
+import { goalsConfig } from "./goals-config";
 import { teamSettings } from "./settings";
 
 const count = z.number().int().min(0).max(100_000);
@@ -17,7 +20,8 @@ const count = z.number().int().min(0).max(100_000);
  * `POST /v1/employees/:id/goals` (API.md "Team-as-Agent"). `tags` and `priority` are optional
  * additions: they give the goal task its class, as for `POST /v1/tasks`.
  */
-export const goalBody = z.strictObject({
+export const goalBody = z
+  .strictObject({
   title: label(300),
   acceptance_criteria: z.array(z.string().trim().min(1).max(2_000)).max(50),
   signals: z
@@ -35,10 +39,12 @@ export const goalBody = z.strictObject({
       irreversible_in_plan: z.boolean().optional(),
     })
     .optional(),
-  rounds_left: z.number().int().min(0).max(1_000).optional(),
+  /** Rounds the goal loop may spend (default `[goals] iteration_cap`); fewer than 3 keeps the goal solo. */
+  rounds_left: z.number().int().min(0).max(50).optional(),
   tags: z.array(label(64)).max(20).default([]),
   priority: z.enum(TASK_PRIORITIES).default("medium"),
-});
+  })
+  .superRefine(checkFrozenGoalSize);
 export type GoalBody = z.infer<typeof goalBody>;
 
 /** What the team feature reads of an employee row: its model, its own `[team]`, its sandbox. */
@@ -55,12 +61,14 @@ export function goalEmployee(row: EmployeeRow): GoalEmployee {
 /**
  * A goal for an employee: the goal task is created and routed like any task (dispatch guard, D5
  * overrides), then the team side decides on the employee that got it — cascade and validation,
- * gate, spec freeze — and, when the gate says team (or gray: the planner runs once and the gate is
- * re-run on its real decomposition), the first round starts. Otherwise the task stays with the
- * employee as a solo goal, byte-identical to the system without a team.
+ * gate, spec freeze — and the goal loop starts its first round: the team's when the gate says team
+ * (or gray: the planner runs once and the gate is re-run on its real decomposition), else the
+ * employee's own run. The answer says what runs.
  */
 export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalBody, actor: string, now: Date) {
   if (!(await findEmployee(db, employeeId))) throw notFound(`employee ${employeeId}`);
+  const loop = await readSection(db, goalsConfig);
+  const rounds = body.rounds_left ?? loop.iteration_cap;
   const created = await createTask(
     env,
     db,
@@ -71,9 +79,11 @@ export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalB
       mode: "goal",
       assignee: employeeId,
       acceptance_criteria: body.acceptance_criteria,
+      manual: false,
     },
     actor,
     now,
+    rounds,
   );
   const worker = await findEmployee(db, created.assigned_to);
   if (!worker) throw notFound(`employee ${created.assigned_to}`);
@@ -86,11 +96,14 @@ export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalB
       goal,
       ...(body.signals ? { signals: body.signals } : {}),
       ...(body.exclusions ? { exclusions: body.exclusions } : {}),
-      ...(body.rounds_left !== undefined ? { rounds_left: body.rounds_left } : {}),
+      rounds_left: rounds,
+      loop: { max_concurrent: loop.max_concurrent, iteration_cap: loop.iteration_cap },
     },
     now,
   );
   const base = { task_id: created.task_id, assigned_to: created.assigned_to, routed_by: created.routed_by };
+  const step = await continueLoop(env, created.task_id, now);
+  const work = loopAnswer(step);
   if (opened.team === "disabled") {
     // Nothing was recorded for the team; the gate is shown as what it is: not consulted.
     const signals = decideGate({
@@ -100,24 +113,40 @@ export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalB
       exclusions: {},
       acceptance_criteria_count: goal.acceptance_criteria.length,
     }).signals;
-    return { ...base, gate: { decision: "solo" as const, reason: "team_disabled", signals } };
+    return { ...base, gate: { decision: "solo" as const, reason: "team_disabled", signals }, ...work };
   }
   if (opened.team === "refused") {
     return {
       ...base,
       gate: opened.gate,
-      team_refused: { reason: opened.team_refused.reason, role: opened.team_refused.role, detail: opened.team_refused.detail },
+      // An install that never configured [team] refuses quietly: nothing about a team anywhere.
+      ...(opened.audited ? { team_refused: { reason: opened.team_refused.reason, role: opened.team_refused.role, detail: opened.team_refused.detail } } : {}),
+      ...work,
     };
   }
-  const round =
-    opened.gate.decision === "team" || opened.gate.decision === "gray"
-      ? (await startTeamRound(env, created.task_id, now)).state
-      : undefined;
   return {
     ...base,
     gate: opened.gate,
     team_spec: opened.team_spec,
     ...(opened.reports.length ? { reports: opened.reports } : {}),
-    ...(round ? { round: { round_id: round.round_id, round: round.round_no, phase: round.phase } } : {}),
+    ...work,
   };
+}
+
+/** What a create answer says of the loop's first step: the round it started, or why it waits. */
+export function loopAnswer(step: LoopStep) {
+  switch (step.kind) {
+    case "started":
+    case "working":
+      return {
+        round: { round_id: step.round.round_id, round: step.round.round_no, mode: step.round.mode, phase: step.round.phase },
+        goal_loop: { state: "working" as const },
+      };
+    case "waiting":
+      return { goal_loop: { state: "waiting" as const, reason: step.reason } };
+    case "settled":
+      return { goal_loop: { state: "ended" as const, status: step.status, reason: step.reason } };
+    case "idle":
+      return step.reason === "manual" ? {} : { goal_loop: { state: "ended" as const, reason: step.reason } };
+  }
 }

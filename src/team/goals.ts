@@ -1,7 +1,9 @@
 import type { Db } from "../db/client";
 import { readSection } from "../lib/config";
 import { cascadeTeamConfig, type CascadeReport, type EmployeeModel } from "./cascade";
+import { checkTeamCapacity } from "./capacity";
 import { teamConfig } from "./config";
+import { readTeamLimits } from "./limits";
 import { decideGate, type CapabilityGap, type GateDecision, type GateExclusionsInput, type GateSignalsInput } from "./gate";
 import type { TeamSettings } from "./settings";
 import { freezeTeamSpec, recordTeamRefusal, type FrozenGoal } from "./spec-store";
@@ -24,14 +26,19 @@ export interface OpenTeamGoalInput {
   exclusions?: GateExclusionsInput;
   rounds_left?: number;
   capability_gap?: CapabilityGap;
+  /** The loop's limits, for the capacity check at spec validation. */
+  loop?: { max_concurrent: number; iteration_cap: number };
 }
+
+/** What runs when the spec was refused: solo, with why (a refusal token, or `team_not_configured`). */
+export type RefusedGate = Omit<GateDecision, "decision" | "reason"> & { decision: "solo"; reason: string };
 
 export type OpenTeamGoalResult =
   /** `[team]` is off for this employee: nothing was recorded, byte-identical to no team feature. */
   | { team: "disabled" }
   | {
       team: "refused";
-      gate: GateDecision;
+      gate: RefusedGate;
       team_refused: { reason: string; role: string; detail: string; problems: SpecProblem[] };
       /** Quiet refusals (an install that never configured [team]) leave no row and no event. */
       audited: boolean;
@@ -64,24 +71,42 @@ export async function openTeamGoal(db: Db, input: OpenTeamGoalInput, now: Date):
   const validation = validateTeamSpec(eff);
   if (!validation.ok) {
     const team_refused = { reason: validation.reason, role: validation.role, detail: validation.detail, problems: validation.problems };
-    if (refusalVisibility(eff) === "quiet") {
+    // What runs is solo: the answer says so, with why (the gate's own reason when it chose solo anyway).
+    const quiet = refusalVisibility(eff) === "quiet";
+    const solo: RefusedGate = {
+      decision: "solo",
+      reason: gate.decision === "solo" ? gate.reason : quiet ? "team_not_configured" : validation.reason,
+      signals: gate.signals,
+    };
+    if (quiet) {
       console.debug(`team: ${input.taskId} stays solo (${validation.reason}); [team] was never configured, so no audit row`);
-      return { team: "refused", gate, team_refused, audited: false, reports: eff.reports };
+      return { team: "refused", gate: solo, team_refused, audited: false, reports: eff.reports };
     }
     await db.batch(
       recordTeamRefusal(
         db,
-        { taskId: input.taskId, employeeId: input.employee.id, refusal: { ...team_refused, reports: eff.reports }, gate, goal: input.goal },
+        {
+          taskId: input.taskId,
+          employeeId: input.employee.id,
+          refusal: { ...team_refused, reports: eff.reports, gate },
+          gate: solo,
+          goal: input.goal,
+        },
         now,
       ),
     );
-    return { team: "refused", gate, team_refused, audited: true, reports: eff.reports };
+    return { team: "refused", gate: solo, team_refused, audited: true, reports: eff.reports };
   }
 
+  const limits = await readTeamLimits(db);
+  const short = input.loop
+    ? checkTeamCapacity({ ...input.loop, ephemeral_max_active: limits.ephemeral_max_active })
+    : null;
+  const reports: CascadeReport[] = short ? [...eff.reports, short] : eff.reports;
   const frozen = await freezeTeamSpec(
     db,
-    { taskId: input.taskId, employeeId: input.employee.id, spec: validation.spec, gate, goal: input.goal },
+    { taskId: input.taskId, employeeId: input.employee.id, spec: validation.spec, gate, goal: input.goal, ...(short ? { warnings: [{ ...short }] } : {}) },
     now,
   );
-  return { team: "frozen", gate: frozen.gate, team_spec: frozen.spec, reports: eff.reports };
+  return { team: "frozen", gate: frozen.gate, team_spec: frozen.spec, reports };
 }

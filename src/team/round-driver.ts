@@ -1,29 +1,23 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../db/client";
-import { jobs } from "../db/schema";
+import { jobs, tasks, teamRounds } from "../db/schema";
 import { getRunnerInbox } from "../durable-objects/runner-inbox";
 import { getTaskBudget } from "../durable-objects/task-budget";
 import { getTeamAdmission, type AdmittedTicket } from "../durable-objects/team-admission";
 import type { Env } from "../env";
 import { AppError } from "../lib/errors";
+import { appendEventWhere, rowsChanged } from "../lib/guarded-insert";
 import { newId } from "../lib/ids";
 import type { JobError } from "../jobs/payloads";
-import { dispatchJob, prepareJob, REDACTED_SECRET } from "../jobs/submit";
-import {
-  abortRound,
-  beginRound,
-  bestRound,
-  markStage,
-  onStageEnd,
-  TERMINAL_PHASES,
-  type RoundState,
-  type StageEnd,
-  type StageRecord,
-} from "./composer";
+import { dispatchJob, prepareJob, REDACTED_SECRET, type NewJob, type PreparedJob } from "../jobs/submit";
+import { bestRound, type JudgedRound } from "./acceptance";
+import { isMemberStage, type DegradeStep, type RoundPlan } from "./budget";
+import { abortRound, beginRound, markStage, onStageEnd, TERMINAL_PHASES, type RoundState, type StageEnd, type StageRecord } from "./composer";
 import { classifyFailure, configFingerprintHard, evidenceGrade, appendRoleTurn, sumUsageLegs } from "./ledger";
 import { causeChainText, loadLeg, rewritePacket, type LegRef } from "./legs";
 import { readTeamLimits } from "./limits";
+import { judgeRound, loopStageJob } from "./loop-stage";
 import { mintMemberToken, revokeRoundMemberTokens } from "./member-token";
 import { roleTeamWindow, ROLE_TEAM_WINDOW_MS } from "./rate";
 import { findRound, insertRound, listRounds, mutateRound, stateOf } from "./round-store";
@@ -31,30 +25,136 @@ import { findTeamSpec } from "./spec-store";
 import {
   admissionLimits,
   loadContext,
+  memberRole,
   OUTPUT_LEG,
   roundEvent,
+  roundEventOf,
   stageIds,
   stageRequest,
   TOKEN_TTL_MS,
   type RoundContext,
 } from "./stage-request";
 import type { TaskPacket } from "./packet";
+import type { TeamRole } from "./settings";
 import type { TeamStagePayload, TeamStageResult } from "./stage-job";
-import { settleTaskForRound } from "./task-settle";
 import { recheckFrozenSpec, type TeamSpec } from "./validate";
 
 /**
  * Drives rounds through the real pieces: it asks the pure composer what to do, and does it (leg
  * reads, the TaskBudget and TeamAdmission objects, member tokens, runner jobs through the dispatch
  * queue, the role ledger, events). Every step is safe to repeat: stage launches and ends are keyed
- * by stage id and applied through the round's version lock.
+ * by stage id and applied through the round's version lock. What happens after a round ends (the
+ * task settles, or the next round starts) is the goal loop's (goal-loop.ts), which calls in here.
  */
 export type StartRoundResult = { state: RoundState };
 
+/** A round the loop asked for but could not start now (it tries again when a slot frees, or on its tick). */
+export type RoundNotStarted = { waiting: true; reason: "max_concurrent" | "task_not_assigned" | "round_in_progress" | "raced" };
+
+export interface StartRoundInput {
+  taskId: string;
+  /** What the loop wants: a team round (gray: decided by the first plan), or the employee's own run. */
+  mode: "team" | "gray" | "solo";
+  /** The loop's per-employee limit on rounds in flight; absent for a round started from code. */
+  slot?: { employeeId: string; maxConcurrent: number };
+}
+
+/** `team_round_*` events for rounds of members, `goal_round_*` for the employee's own. */
+export const roundPrefix = (state: Pick<RoundState, "mode">) => (state.mode === "solo" ? "goal" : "team");
+
 /**
- * Starts the task's next round: re-checks the frozen spec (rules 2 and 3) before any spawn is
- * spent, plans the round against the task's budget (degrading along the chain, or parking the task
- * in needs_human "budget exhausted" with the best round so far), then launches its planner.
+ * Starts the task's next round. A team round re-checks the frozen spec (rules 2 and 3) before any
+ * spawn is spent and plans itself against the task's budget (degrading along the chain; a first
+ * round the budget cannot fund even fully degraded runs solo, seed 002 rule 3; a later one parks the
+ * task in needs_human "budget exhausted" with the best round so far), then launches its planner. A
+ * solo round launches the employee's own run.
+ */
+export async function startRound(env: Env, input: StartRoundInput, now: Date): Promise<StartRoundResult | RoundNotStarted> {
+  const db = getDb(env.DB);
+  const { taskId } = input;
+  const previous = (await listRounds(db, taskId)).map(stateOf);
+  if (previous.some((r) => !TERMINAL_PHASES.has(r.phase))) return { waiting: true, reason: "round_in_progress" };
+  if (input.slot && (await liveRoundsOf(db, input.slot.employeeId)) >= input.slot.maxConcurrent) return { waiting: true, reason: "max_concurrent" };
+  const roundNo = previous.length + 1;
+  const roundId = newId("trnd");
+  let mode = input.mode;
+  let solo_reason: string | undefined;
+  let plan: RoundPlan | undefined;
+  let steps: DegradeStep[] = [];
+  const events: { type: string; payload: Record<string, unknown> }[] = [];
+
+  if (mode !== "solo") {
+    const specRow = await findTeamSpec(db, taskId);
+    if (!specRow?.spec) throw new AppError("conflict", `task ${taskId} has no frozen team spec`);
+    const spec = specRow.spec as unknown as TeamSpec;
+    const check = recheckFrozenSpec(spec);
+    if (!check.ok) {
+      const state: RoundState = {
+        round_id: roundId,
+        task_id: taskId,
+        round_no: roundNo,
+        mode,
+        phase: "failed",
+        degrade_steps: [],
+        stages: [],
+        outcome: { status: "failed", reason: check.reason, detail: check.message },
+      };
+      const out = await createRound(db, state, [{ type: "team_round_failed", payload: { reason: check.reason, role: check.role, message: check.message } }], now, input.slot);
+      return out === "created" ? { state } : { waiting: true, reason: out };
+    }
+    const limits = await readTeamLimits(db);
+    const want = { planner: true, executors: spec.executor_fanout, repair: true, utility: true };
+    const planned = await getTaskBudget(env, taskId).planRound({ round: roundNo, want, limits: limits.team_budget, now: now.getTime() });
+    if (planned.ok) {
+      plan = planned.plan;
+      steps = planned.steps;
+      // Rules 2 and 3 held for this round: said on every team round, not only when they fail.
+      events.push({ type: "team_round_started", payload: { mode, plan: planned.plan, cost: planned.cost, degrade_steps: planned.steps, spec_recheck: "ok" } });
+      if (planned.steps.length)
+        events.push({ type: "team_budget_degraded", payload: { steps: planned.steps, remaining_before: planned.remaining_before } });
+    } else if (roundNo === 1) {
+      // Seed 002 rule 3: a budget that cannot fund even a fully degraded first round means no team,
+      // not a human wait for work that never started.
+      mode = "solo";
+      solo_reason = "budget_cannot_fund_round";
+      events.push({ type: "team_budget_solo", payload: { detail: planned.detail, steps: planned.steps } });
+    } else {
+      const best = bestRound(previous.map(judgedRound));
+      const state: RoundState = {
+        round_id: roundId,
+        task_id: taskId,
+        round_no: roundNo,
+        mode,
+        phase: "needs_human",
+        plan: { ...want, verifier: true },
+        degrade_steps: planned.steps,
+        stages: [],
+        outcome: { status: "needs_human", reason: "budget_exhausted", detail: planned.detail, pause_class: "budget_exhausted" },
+      };
+      const out = await createRound(
+        db,
+        state,
+        [{ type: "team_budget_exhausted", payload: { steps: planned.steps, detail: planned.detail, best_round: best ?? null } }],
+        now,
+        input.slot,
+      );
+      return out === "created" ? { state } : { waiting: true, reason: out };
+    }
+  }
+
+  const base = { round_id: roundId, task_id: taskId, round_no: roundNo, mode, degrade_steps: steps };
+  const t = beginRound({ ...base, ...(plan ? { plan } : {}), ...(solo_reason ? { solo_reason } : {}) }, stageIds);
+  if (mode === "solo") events.push({ type: "goal_round_started", payload: { mode, ...(solo_reason ? { solo_reason } : {}) } });
+  const out = await createRound(db, t.state, events, now, input.slot);
+  if (out !== "created") return { waiting: true, reason: out };
+  await launchStages(env, roundId, t.launch, now);
+  return { state: (await findRound(db, roundId).then((r) => r && stateOf(r))) ?? t.state };
+}
+
+/**
+ * Starts a team round for a task whose gate said team or gray, as the goal request did before the
+ * loop existed; kept for code that starts one round directly. Refuses with 409 what the loop would
+ * not do: a second round in flight, a task without a frozen spec, a gate that said solo.
  */
 export async function startTeamRound(env: Env, taskId: string, now: Date): Promise<StartRoundResult> {
   const db = getDb(env.DB);
@@ -63,84 +163,73 @@ export async function startTeamRound(env: Env, taskId: string, now: Date): Promi
   const gate = (specRow.gate ?? {}) as { decision?: string };
   const previous = (await listRounds(db, taskId)).map(stateOf);
   if (previous.some((r) => !TERMINAL_PHASES.has(r.phase))) throw new AppError("conflict", `task ${taskId} already has a round in progress`);
-  if (previous.some((r) => r.phase === "solo")) throw new AppError("conflict", `task ${taskId} went solo after its gray-zone plan`);
   if (gate.decision !== "team" && gate.decision !== "gray")
     throw new AppError("conflict", `task ${taskId}'s gate decided ${gate.decision ?? "nothing"}`);
-  // The gray zone is decided by the first round's real decomposition; later rounds are team rounds.
   const mode = gate.decision === "gray" && previous.length === 0 ? "gray" : "team";
-  const roundNo = previous.length + 1;
-  const roundId = newId("trnd");
-  const base = { round_id: roundId, task_id: taskId, round_no: roundNo, mode } as const;
-  const spec = specRow.spec as unknown as TeamSpec;
-
-  const check = recheckFrozenSpec(spec);
-  if (!check.ok) {
-    const state: RoundState = {
-      ...base,
-      phase: "failed",
-      plan: { planner: true, executors: 1, verifier: true, repair: false, utility: false },
-      degrade_steps: [],
-      stages: [],
-      outcome: { status: "failed", reason: check.reason, detail: check.message },
-    };
-    await createRound(db, taskId, [
-      ...insertRound(db, state, now),
-      roundEvent(db, state, "team_round_failed", { reason: check.reason, role: check.role, message: check.message }, now),
-    ]);
-    return { state };
-  }
-
-  const limits = await readTeamLimits(db);
-  const want = { planner: true, executors: spec.executor_fanout, repair: true, utility: true };
-  const plan = await getTaskBudget(env, taskId).planRound({ round: roundNo, want, limits: limits.team_budget, now: now.getTime() });
-  if (!plan.ok) {
-    const best = bestRound(previous);
-    const state: RoundState = {
-      ...base,
-      phase: "needs_human",
-      plan: { ...want, verifier: true },
-      degrade_steps: plan.steps,
-      stages: [],
-      outcome: { status: "needs_human", reason: "budget_exhausted", detail: plan.detail, pause_class: "budget_exhausted" },
-    };
-    await createRound(db, taskId, [
-      ...insertRound(db, state, now),
-      roundEvent(
-        db,
-        state,
-        "team_budget_exhausted",
-        {
-          steps: plan.steps,
-          detail: plan.detail,
-          best_round: best ? { round_id: best.round_id, round: best.round_no, verdict: best.verdict ?? null } : null,
-        },
-        now,
-      ),
-    ]);
-    return { state };
-  }
-
-  const t = beginRound({ ...base, plan: plan.plan, degrade_steps: plan.steps }, stageIds);
-  await createRound(db, taskId, [
-    ...insertRound(db, t.state, now),
-    roundEvent(db, t.state, "team_round_started", { mode, plan: plan.plan, cost: plan.cost, degrade_steps: plan.steps }, now),
-    ...(plan.steps.length
-      ? [roundEvent(db, t.state, "team_budget_degraded", { steps: plan.steps, remaining_before: plan.remaining_before }, now)]
-      : []),
-  ]);
-  await launchStages(env, roundId, t.launch, now);
-  return { state: (await findRound(db, roundId).then((r) => r && stateOf(r))) ?? t.state };
+  const out = await startRound(env, { taskId, mode }, now);
+  if ("waiting" in out) throw new AppError("conflict", `task ${taskId}: round not started (${out.reason})`);
+  return out;
 }
 
-/** Creates a round; a concurrent start of the same round number loses on the unique key, as a 409. */
-async function createRound(db: Db, taskId: string, statements: [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]) {
+/** What the acceptance path's best-round choice reads of a round. */
+export function judgedRound(r: RoundState): JudgedRound {
+  return {
+    round_id: r.round_id,
+    round_no: r.round_no,
+    ...(r.evaluation ? { evaluation: r.evaluation } : {}),
+    ...(r.verdict ? { verdict: r.verdict } : {}),
+    ...(r.repaired ? { repaired: r.repaired } : {}),
+    executors_completed: r.stages.filter((s) => s.kind === "execute" && s.status === "completed").length,
+  };
+}
+
+/** Rounds in flight for the employee's tasks (the loop's `max_concurrent`). */
+async function liveRoundsOf(db: Db, employeeId: string): Promise<number> {
+  const row = await db.get<{ n: number }>(sql`SELECT (${liveRoundsSql(employeeId)}) AS n`);
+  return row?.n ?? 0;
+}
+
+function liveRoundsSql(employeeId: string) {
+  const terminal = sql.join(
+    [...TERMINAL_PHASES].map((p) => sql`${p}`),
+    sql`, `,
+  );
+  return sql`SELECT COUNT(*) FROM ${teamRounds} r JOIN ${tasks} t ON t.id = r.task_id
+    WHERE t.assigned_to = ${employeeId} AND r.phase NOT IN (${terminal})`;
+}
+
+/**
+ * Creates a round with its events in one batch. With a slot, the batch is guarded: it lands only
+ * while the task is still assigned and the employee has fewer than `maxConcurrent` rounds in flight,
+ * so racing starts for one employee never exceed the limit. A concurrent start of the same round
+ * number loses on the unique key.
+ */
+async function createRound(
+  db: Db,
+  state: RoundState,
+  events: readonly { type: string; payload: Record<string, unknown> }[],
+  now: Date,
+  slot?: StartRoundInput["slot"],
+): Promise<"created" | RoundNotStarted["reason"]> {
+  const guard = slot
+    ? sql`EXISTS (SELECT 1 FROM ${tasks} WHERE ${tasks.id} = ${state.task_id} AND ${tasks.status} = 'assigned')
+        AND (${liveRoundsSql(slot.employeeId)}) < ${slot.maxConcurrent}`
+    : undefined;
+  const landed = sql`EXISTS (SELECT 1 FROM ${teamRounds} WHERE ${teamRounds.id} = ${state.round_id})`;
+  const rows = insertRound(db, state, now, guard);
+  const statements: BatchItem<"sqlite">[] = [
+    ...rows,
+    ...events.map((e) => (guard ? appendEventWhere(db, roundEventOf(state, e.type, e.payload), now, landed) : roundEvent(db, state, e.type, e.payload, now))),
+  ];
   try {
-    await db.batch(statements);
+    const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+    if (!guard || rowsChanged(results[1]) > 0) return "created";
   } catch (err) {
-    if (causeChainText(err).includes("UNIQUE constraint failed: team_rounds."))
-      throw new AppError("conflict", `task ${taskId} started that round concurrently`);
+    if (causeChainText(err).includes("UNIQUE constraint failed: team_round")) return "raced";
     throw err;
   }
+  const task = await db.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, state.task_id)).get();
+  return task?.status === "assigned" ? "max_concurrent" : "task_not_assigned";
 }
 
 async function launchStages(env: Env, roundId: string, stageIds: readonly string[], now: Date) {
@@ -166,7 +255,8 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
   const stage = state.stages.find((s) => s.stage_id === stageId);
   if (!stage || TERMINAL_PHASES.has(state.phase) || (stage.status !== "pending" && stage.status !== "waiting_admission")) return false;
   const ctx = await loadContext(db, state.task_id);
-  const role = ctx.spec.roles[stage.role];
+  if (!isMemberStage(stage.kind)) return launchLoopStage(env, state, stage, ctx, now);
+  const role = memberRole(ctx, stage);
 
   // The request is checked whole before it may wait for a slot or spend a spawn: an invalid one is
   // refused, never queued (retrying could not make it valid).
@@ -250,7 +340,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
   const expiresAt = new Date(now.getTime() + TOKEN_TTL_MS);
   const token = await mintMemberToken(
     db,
-    { kind: "team_stage", task_id: state.task_id, round: state.round_no, round_id: roundId, role: stage.role, stage_id: stageId },
+    { kind: "team_stage", task_id: state.task_id, round: state.round_no, round_id: roundId, role: stage.role as TeamRole, stage_id: stageId },
     expiresAt,
     now,
   );
@@ -288,12 +378,55 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
     };
   });
   if (!launched) return false;
+  return sendStageJob(env, roundId, stageId, prepared, now);
+}
+
+/**
+ * A loop stage (the employee's run, the evaluator): its job lands with the stage's `dispatched` mark,
+ * then goes to the dispatch queue. The offline evaluator runs no job: its stage fails at once with
+ * the reason, and the round parks for a human.
+ */
+async function launchLoopStage(env: Env, state: RoundState, stage: StageRecord, ctx: RoundContext, now: Date): Promise<boolean> {
+  const db = getDb(env.DB);
+  const roundId = state.round_id;
+  const stageId = stage.stage_id;
+  const job = await loopStageJob(db, state, stage, ctx, now);
+  if (!job || job.kind === "none") {
+    const error = job?.error ?? { code: "invalid_stage_request", message: `the ${stage.kind} stage's job could not be built` };
+    await endStage(env, roundId, stageId, { status: "failed", error }, now);
+    return false;
+  }
+  const prepared = prepareJob(db, { kind: job.kind, payload: job.payload, owner: { kind: "team_round", id: roundId } } as NewJob, now);
+  const launched = await mutateRound(db, roundId, `dispatch:${stageId}`, now, (s) => {
+    const st = s.stages.find((x) => x.stage_id === stageId);
+    if (TERMINAL_PHASES.has(s.phase) || st?.status !== "pending") return null;
+    return {
+      state: markStage(s, stageId, { status: "dispatched", job_id: prepared.jobId, runtime: job.runtime, model: job.model }),
+      statements: [
+        ...prepared.statements,
+        roundEvent(
+          db,
+          s,
+          "goal_stage_dispatched",
+          { stage_id: stageId, stage: stage.kind, role: stage.role, runtime: job.runtime, model: job.model, job_id: prepared.jobId },
+          now,
+        ),
+      ],
+      result: true,
+    };
+  });
+  if (!launched) return false;
+  return sendStageJob(env, roundId, stageId, prepared, now);
+}
+
+/** Hands a recorded stage job to the dispatch queue; a refusal kills the job and fails the stage, visibly. */
+async function sendStageJob(env: Env, roundId: string, stageId: string, prepared: PreparedJob, now: Date): Promise<boolean> {
   try {
     await dispatchJob(env, prepared.message);
     return true;
   } catch (err) {
     console.error(`team: stage ${stageId} could not be queued`, err);
-    await db
+    await getDb(env.DB)
       .update(jobs)
       .set({
         status: "dead",
@@ -342,21 +475,53 @@ export async function endStage(env: Env, roundId: string, stageId: string, outco
   const stage = state.stages.find((s) => s.stage_id === stageId);
   if (!stage || stage.status === "completed" || stage.status === "failed") return;
   const ctx = await loadContext(db, state.task_id);
-  const role = ctx.spec.roles[stage.role];
-  const [from, to] = OUTPUT_LEG[stage.kind];
-  const leg: LegRef = { taskId: state.task_id, roundNo: state.round_no, from, to };
+  const member = isMemberStage(stage.kind);
+  const recorded = member ? await recordMemberEnd(db, state, stage, ctx, outcome, now) : await recordLoopEnd(db, state, stage, ctx, outcome, now);
+
+  const moved = await mutateRound(db, roundId, `end:${stageId}`, now, (s) => {
+    const t = onStageEnd(s, recorded.ev, stageIds);
+    if (t.state === s) return null;
+    const statements: BatchItem<"sqlite">[] = [recorded.event(s)];
+    if (t.ended) statements.push(...endStatements(db, t.state, now));
+    return { state: t.state, statements, result: t };
+  });
+
+  if (member) {
+    const released = await getTeamAdmission(env).release({ ticket_id: stageId, limits: admissionLimits(ctx.limits), now: now.getTime() });
+    await launchPromoted(env, released.promoted, now);
+  }
+  if (!moved) return;
+  await launchStages(env, roundId, moved.result.launch, now);
+  if (moved.result.ended) await finishRound(env, moved.state, ctx, now);
+}
+
+interface RecordedEnd {
+  ev: StageEnd;
+  /** The stage's completed/failed event, for the batch that moves the round. */
+  event: (s: RoundState) => BatchItem<"sqlite">;
+}
+
+/**
+ * A member stage ended: the ledger row, the fidelity and artifact-hash corrections of its own
+ * packets (and their audits), and the composer's view of its end.
+ */
+async function recordMemberEnd(db: Db, state: RoundState, stage: StageRecord, ctx: RoundContext, outcome: StageOutcome, now: Date): Promise<RecordedEnd> {
+  const stageId = stage.stage_id;
+  const role = memberRole(ctx, stage);
+  const legPair = OUTPUT_LEG[stage.kind];
+  const leg: LegRef | undefined = legPair ? { taskId: state.task_id, roundNo: state.round_no, from: legPair[0], to: legPair[1] } : undefined;
 
   const result = outcome.status === "completed" ? outcome.result : undefined;
   // A failed stage says what ran only when something was spawned; otherwise these stay empty.
   const ran = outcome.status === "failed" ? outcome.ran : undefined;
   const grade = evidenceGrade(result?.evidence);
-  const own = outcome.status === "completed" ? (await loadLeg(db, leg, now)).packets.filter((p) => p.writtenBy === stageId) : [];
+  const own = outcome.status === "completed" && leg ? (await loadLeg(db, leg, now)).packets.filter((p) => p.writtenBy === stageId) : [];
 
   // The member's claimed fidelity is overwritten by what was observed, and the mismatch audited; an
   // artifact declared without a hash gets the one its receipt observed (a wrong declared hash is kept
   // as declared: the receipt and its audit row say mismatch, the packet is never quietly corrected).
   const corrections: BatchItem<"sqlite">[] = [];
-  if (stage.kind === "execute" || stage.kind === "repair") {
+  if (leg && (stage.kind === "execute" || stage.kind === "repair")) {
     const observed = new Map((result?.artifact_receipts ?? []).filter((r) => r.state === "exists" && r.sha256).map((r) => [r.path, r]));
     for (const p of own) {
       const filled = fillArtifactHashes(p.packet, observed);
@@ -390,11 +555,10 @@ export async function endStage(env: Env, roundId: string, stageId: string, outco
   }
   if (corrections.length) await db.batch(corrections as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
 
-  const usage = sumUsageLegs(result?.legs ? result.legs.map((l) => l.usage) : [result?.usage]);
-  const failure = outcome.status === "failed" ? classifyFailure(outcome.error.code) : null;
   await appendRoleTurn(
     db,
     {
+      ...ledgerFigures(outcome),
       task_id: state.task_id,
       round: state.round_no,
       role: stage.role,
@@ -409,13 +573,7 @@ export async function endStage(env: Env, roundId: string, stageId: string, outco
       provider: result?.provider ?? ran?.provider ?? null,
       effort: role.effort ?? null,
       packets: own.map((p) => p.packet.packet_id),
-      evidence_grade: grade,
-      outcome: outcome.status,
-      failure_edge: failure?.failure_edge ?? null,
-      fault_side: failure?.fault_side ?? null,
       config_fingerprint_hard: await configFingerprintHard(stage.role, role.runtime, role.model),
-      ...usage,
-      ...(result?.cost_usd !== undefined ? { cost_usd: result.cost_usd } : {}),
     },
     now,
   );
@@ -429,50 +587,115 @@ export async function endStage(env: Env, roundId: string, stageId: string, outco
           ...(stage.kind === "verify" ? { verdict: result?.verdict ?? null, reasons: result?.reasons ?? [] } : {}),
         }
       : { stage_id: stageId, status: "failed", error: outcome.error };
+  const event = (s: RoundState) =>
+    outcome.status === "completed"
+      ? roundEvent(
+          db,
+          s,
+          "team_stage_completed",
+          { stage_id: stageId, stage: stage.kind, role: stage.role, packets: ev.status === "completed" ? ev.packets.map((p) => p.packet_id) : [], evidence_grade: grade },
+          now,
+        )
+      : roundEvent(
+          db,
+          s,
+          "team_stage_failed",
+          { stage_id: stageId, stage: stage.kind, role: stage.role, runtime: role.runtime, model: role.model, error: outcome.error, reason: "team_stage_failed" },
+          now,
+        );
+  return { ev, event };
+}
 
-  const moved = await mutateRound(db, roundId, `end:${stageId}`, now, (s) => {
-    const t = onStageEnd(s, ev, stageIds);
-    if (t.state === s) return null;
-    const statements: BatchItem<"sqlite">[] = [
-      outcome.status === "completed"
-        ? roundEvent(
-            db,
-            s,
-            "team_stage_completed",
-            {
-              stage_id: stageId,
-              stage: stage.kind,
-              role: stage.role,
-              packets: ev.status === "completed" ? ev.packets.map((p) => p.packet_id) : [],
-              evidence_grade: grade,
-            },
-            now,
-          )
-        : roundEvent(
-            db,
-            s,
-            "team_stage_failed",
-            {
-              stage_id: stageId,
-              stage: stage.kind,
-              role: stage.role,
-              runtime: role.runtime,
-              model: role.model,
-              error: outcome.error,
-              reason: "team_stage_failed",
-            },
-            now,
-          ),
-    ];
-    if (t.ended) statements.push(...endStatements(db, t.state, now));
-    return { state: t.state, statements, result: t };
-  });
+/** The ledger's figures of a stage's outcome: evidence grade, usage, cost, failure edge. */
+function ledgerFigures(outcome: StageOutcome) {
+  const result = outcome.status === "completed" ? outcome.result : undefined;
+  const usage = sumUsageLegs(result?.legs ? result.legs.map((l) => l.usage) : [result?.usage]);
+  const failure = outcome.status === "failed" ? classifyFailure(outcome.error.code) : null;
+  return {
+    evidence_grade: evidenceGrade(result?.evidence),
+    outcome: outcome.status,
+    failure_edge: failure?.failure_edge ?? null,
+    fault_side: failure?.fault_side ?? null,
+    ...usage,
+    ...(result?.cost_usd !== undefined ? { cost_usd: result.cost_usd } : {}),
+  };
+}
 
-  const released = await getTeamAdmission(env).release({ ticket_id: stageId, limits: admissionLimits(ctx.limits), now: now.getTime() });
-  await launchPromoted(env, released.promoted, now);
-  if (!moved) return;
-  await launchStages(env, roundId, moved.result.launch, now);
-  if (moved.result.ended) await finishRound(env, moved.state, ctx, now);
+/**
+ * A loop stage ended: the ledger row (the employee's run and the evaluator are attributed like any
+ * role, so spend per role covers them) and, for the evaluator, the acceptance path's judgement.
+ */
+async function recordLoopEnd(db: Db, state: RoundState, stage: StageRecord, ctx: RoundContext, outcome: StageOutcome, now: Date): Promise<RecordedEnd> {
+  const stageId = stage.stage_id;
+  const result = outcome.status === "completed" ? outcome.result : undefined;
+  const ran = outcome.status === "failed" ? outcome.ran : undefined;
+  const requested = { runtime: stage.runtime ?? "offline", model: stage.model ?? "offline" };
+  await appendRoleTurn(
+    db,
+    {
+      ...ledgerFigures(outcome),
+      task_id: state.task_id,
+      round: state.round_no,
+      role: stage.role,
+      stage: stage.kind,
+      stage_id: stageId,
+      job_id: stage.job_id ?? null,
+      requested_runtime: requested.runtime,
+      request_model: requested.model,
+      runtime_used: result?.runtime ?? ran?.runtime ?? null,
+      response_model: result?.model ?? ran?.model ?? null,
+      provider: result?.provider ?? ran?.provider ?? null,
+      packets: [],
+      config_fingerprint_hard: await configFingerprintHard(stage.role, requested.runtime, requested.model),
+    },
+    now,
+  );
+  if (outcome.status === "failed") {
+    const ev: StageEnd = { stage_id: stageId, status: "failed", error: outcome.error };
+    const event = (s: RoundState) =>
+      roundEvent(db, s, "goal_stage_failed", { stage_id: stageId, stage: stage.kind, role: stage.role, ...requested, error: outcome.error }, now);
+    return { ev, event };
+  }
+  if (stage.kind === "evaluate") {
+    const evaluation = await judgeRound(state, ctx.goal, result as Record<string, unknown> | undefined);
+    const ev: StageEnd = { stage_id: stageId, status: "completed", packets: [], evaluation };
+    const event = (s: RoundState) =>
+      roundEvent(
+        db,
+        s,
+        "goal_round_evaluated",
+        {
+          stage_id: stageId,
+          source: evaluation.source,
+          ...(evaluation.unparseable_reason ? { unparseable_reason: evaluation.unparseable_reason } : {}),
+          accepted: evaluation.accepted,
+          stage_one: evaluation.stage_one,
+          met: evaluation.criteria.filter((c) => c.met).length,
+          of: evaluation.criteria.length,
+          unmet: evaluation.unmet,
+          fingerprint: evaluation.fingerprint,
+        },
+        now,
+      );
+    return { ev, event };
+  }
+  const receipts = result?.artifact_receipts ?? [];
+  const ev: StageEnd = { stage_id: stageId, status: "completed", packets: [] };
+  const event = (s: RoundState) =>
+    roundEvent(
+      db,
+      s,
+      "goal_stage_completed",
+      {
+        stage_id: stageId,
+        stage: stage.kind,
+        role: stage.role,
+        runtime_used: result?.runtime ?? null,
+        artifacts: receipts.map((r) => ({ path: r.path, state: r.state })),
+      },
+      now,
+    );
+  return { ev, event };
 }
 
 function endStatements(db: Db, state: RoundState, now: Date): BatchItem<"sqlite">[] {
@@ -481,7 +704,7 @@ function endStatements(db: Db, state: RoundState, now: Date): BatchItem<"sqlite"
     roundEvent(
       db,
       state,
-      `team_round_${state.phase}`,
+      `${roundPrefix(state)}_round_${state.phase}`,
       {
         outcome: state.outcome ?? null,
         verdict: state.verdict ?? null,
@@ -489,6 +712,7 @@ function endStatements(db: Db, state: RoundState, now: Date): BatchItem<"sqlite"
         repaired: state.repaired ?? false,
         degrade_steps: state.degrade_steps,
         absorbed_failures: state.absorbed_failures ?? [],
+        ...(state.evaluation ? { unmet: state.evaluation.unmet, fingerprint: state.evaluation.fingerprint } : {}),
       },
       now,
       `team_round_end:${state.round_id}`,
@@ -507,15 +731,16 @@ async function finishRound(env: Env, state: RoundState, ctx: RoundContext, now: 
     error: { code: "round_ended", message: `round ${state.round_no} ended (${state.phase}) before a runner took this stage` },
     now: now.getTime(),
   });
+  // A solo round spawned no member: it holds no scaffold ticket and no part of a spawn budget.
+  if (!state.stages.some((s) => isMemberStage(s.kind))) return;
   const out = await getTeamAdmission(env).finishRound({
     round_id: state.round_id,
     limits: admissionLimits(ctx.limits),
     now: now.getTime(),
   });
-  await getTaskBudget(env, state.task_id).closeRound({ round: state.round_no });
+  if (state.plan) await getTaskBudget(env, state.task_id).closeRound({ round: state.round_no });
   await launchPromoted(env, out.promoted, now);
-  // The goal task settles with its round (the team tick catches up if this is cut short).
-  await settleTaskForRound(getDb(env.DB), state, now);
+  // What follows the round (the task settles, or the next round starts) is the goal loop's.
 }
 
 /**

@@ -11,7 +11,7 @@ import { readTeamLimits } from "./limits";
 import { activeRounds, findRound, stateOf } from "./round-store";
 import { teamStageResult } from "./stage-job";
 import { cancelRoundsOfSettledTasks } from "./task-cancel";
-import { settleTaskForRound, unsettledEndedRounds } from "./task-settle";
+import { continueLoop, continueLoops } from "./goal-loop";
 
 function outcomeOf(end: Pick<JobEnd, "status" | "result" | "error" | "reason">): StageOutcome {
   if (end.status === "completed") {
@@ -27,8 +27,9 @@ function outcomeOf(end: Pick<JobEnd, "status" | "result" | "error" | "reason">):
 }
 
 /**
- * Owner handler of `team_round` jobs: a stage job ended, so the round advances at once (no waiting
- * for the next cron minute). Called at least once per terminal job, possibly twice concurrently:
+ * Owner handler of `team_round` jobs (member stages, the employee's run, the evaluator): a stage job
+ * ended, so the round advances at once (no waiting for the next cron minute), and when the round
+ * ended, the goal loop takes its next step. Called at least once per terminal job, possibly twice concurrently:
  * `endStage` is keyed by the stage and applied under the round's version lock.
  */
 export async function onTeamStageJobEnd(env: Env, end: JobEnd): Promise<void> {
@@ -37,7 +38,10 @@ export async function onTeamStageJobEnd(env: Env, end: JobEnd): Promise<void> {
   if (!row) return;
   const stage = stateOf(row).stages.find((s) => s.job_id === end.job_id);
   if (!stage) return;
-  await endStage(env, row.id, stage.stage_id, outcomeOf(end), (await loadClock(env)).now());
+  const now = (await loadClock(env)).now();
+  await endStage(env, row.id, stage.stage_id, outcomeOf(end), now);
+  // The round may have ended with this stage: the loop settles the task or starts the next round.
+  await continueLoop(env, row.taskId, now);
 }
 
 /**
@@ -102,8 +106,7 @@ export async function teamTick(env: Env, now: Date): Promise<Record<string, unkn
     }
   }
   const endedReleased = await releaseEndedRounds(env, now);
-  let settled = 0;
-  for (const state of await unsettledEndedRounds(db)) if ((await settleTaskForRound(db, state, now)) === "settled") settled++;
+  const loops = await continueLoops(env, now);
   return {
     active_rounds: rounds.length,
     admission_expired: expired.expired.length,
@@ -111,6 +114,8 @@ export async function teamTick(env: Env, now: Date): Promise<Record<string, unkn
     stages_relaunched: relaunched,
     rounds_cancelled: cancelled,
     ended_rounds_released: endedReleased,
-    tasks_settled: settled,
+    tasks_settled: loops.settled,
+    rounds_started: loops.started,
+    tasks_waiting: loops.waiting,
   };
 }

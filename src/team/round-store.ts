@@ -1,6 +1,7 @@
-import { and, asc, eq, notInArray } from "drizzle-orm";
+import { and, asc, eq, notInArray, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
+import { insertWhere } from "../lib/guarded-insert";
 import { teamRounds, teamRoundVersions } from "../db/schema";
 import { TERMINAL_PHASES, type RoundState } from "./composer";
 import { causeChainText } from "./legs";
@@ -25,23 +26,27 @@ export function activeRounds(db: Db): Promise<RoundRow[]> {
 
 export const stateOf = (row: RoundRow) => row.state as unknown as RoundState;
 
-/** The statements that create a round at version 1 (for the caller's batch with its events). */
-export function insertRound(db: Db, state: RoundState, now: Date) {
+/**
+ * The statements that create a round at version 1 (for the caller's batch with its events): the
+ * version row, then the round. With a guard both are `INSERT … SELECT … WHERE guard`, the version
+ * row first so the guard reads the same state for both (the round row is what a guard may count).
+ */
+export function insertRound(db: Db, state: RoundState, now: Date, guard?: SQL) {
   const at = now.toISOString();
-  return [
-    db.insert(teamRounds).values({
-      id: state.round_id,
-      taskId: state.task_id,
-      roundNo: state.round_no,
-      phase: state.phase,
-      state: state as unknown as Record<string, unknown>,
-      version: 1,
-      startedAt: at,
-      updatedAt: at,
-      endedAt: TERMINAL_PHASES.has(state.phase) ? at : null,
-    }),
-    db.insert(teamRoundVersions).values({ roundId: state.round_id, version: 1, cause: "start", at }),
-  ] as const;
+  const round = {
+    id: state.round_id,
+    taskId: state.task_id,
+    roundNo: state.round_no,
+    phase: state.phase,
+    state: state as unknown as Record<string, unknown>,
+    version: 1,
+    startedAt: at,
+    updatedAt: at,
+    endedAt: TERMINAL_PHASES.has(state.phase) ? at : null,
+  };
+  const version = { roundId: state.round_id, version: 1, cause: "start", at };
+  if (guard) return [insertWhere(db, teamRoundVersions, version, guard), insertWhere(db, teamRounds, round, guard)] as const;
+  return [db.insert(teamRoundVersions).values(version), db.insert(teamRounds).values(round)] as const;
 }
 
 export interface Mutation<T> {

@@ -23,7 +23,15 @@ export function findTeamSpec(db: Db, taskId: string): Promise<TeamSpecRow | unde
  */
 export async function freezeTeamSpec(
   db: Db,
-  input: { taskId: string; employeeId: string; spec: TeamSpec; gate: GateDecision; goal: FrozenGoal },
+  input: {
+    taskId: string;
+    employeeId: string;
+    spec: TeamSpec;
+    gate: GateDecision;
+    goal: FrozenGoal;
+    /** What the validation warned about (the capacity check), kept with the event that froze it. */
+    warnings?: readonly Record<string, unknown>[];
+  },
   now: Date,
 ): Promise<{ spec: TeamSpec; gate: GateDecision; won: boolean }> {
   const at = now.toISOString();
@@ -56,6 +64,7 @@ export async function freezeTeamSpec(
           employee_id: input.employeeId,
           spec: input.spec,
           gate: { decision: input.gate.decision, reason: input.gate.reason },
+          ...(input.warnings?.length ? { warnings: input.warnings } : {}),
         },
         dedupeKey: `team_spec_frozen:${input.taskId}`,
       },
@@ -71,7 +80,14 @@ export async function freezeTeamSpec(
 /** An audited refusal: the row records why no team was formed (only when no spec was ever frozen). */
 export function recordTeamRefusal(
   db: Db,
-  input: { taskId: string; employeeId: string; refusal: Record<string, unknown>; gate: GateDecision; goal: FrozenGoal },
+  input: {
+    taskId: string;
+    employeeId: string;
+    refusal: Record<string, unknown>;
+    /** The gate as answered: solo, with the refusal's reason (the team gate is kept in `refusal.gate`). */
+    gate: Omit<GateDecision, "decision" | "reason"> & { decision: string; reason: string };
+    goal: FrozenGoal;
+  },
   now: Date,
 ) {
   const at = now.toISOString();

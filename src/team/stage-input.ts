@@ -13,6 +13,8 @@ export interface StageContext {
   round_no: number;
   goal: FrozenGoal;
   marker: string;
+  /** What the previous round's acceptance path left unmet (the planner of a later round aims at it). */
+  unmet?: readonly { id: number; criterion: string; reason: string }[];
 }
 
 const criteria = (goal: FrozenGoal) => goal.acceptance_criteria.map((c, i) => `${i + 1}. ${neutralize(c)}`).join("\n");
@@ -42,6 +44,42 @@ export function planPrompt(ctx: StageContext): string {
       },
       { text: `## Goal\n${neutralize(ctx.goal.title)}`, protected: false },
       { text: `## Acceptance criteria (frozen)\n${criteria(ctx.goal)}`, protected: true },
+      ...(ctx.unmet?.length
+        ? [
+            {
+              text: `## Still unmet after round ${ctx.round_no - 1}\n${ctx.unmet.map((u) => `- ${u.id}. ${neutralize(u.criterion)} — ${neutralize(u.reason)}`).join("\n")}`,
+              protected: false,
+            },
+          ]
+        : []),
+    ],
+    STAGE_PROMPT_MAX_BYTES,
+  );
+}
+
+/**
+ * The utility role's synthesis (seed 002 合成): one account of what the executors produced, for the
+ * acceptance path. It neither works nor judges; the verifier never reads it.
+ */
+export function synthesizePrompt(
+  ctx: StageContext,
+  executorPackets: readonly TaskPacket[],
+  executorResults: readonly (TeamStageResult | undefined)[],
+): string {
+  const receipts = receiptsBlock(executorResults);
+  return composePrompt(
+    [
+      {
+        text: [
+          "# Role: utility",
+          "Synthesize the executors' packets below into one account of this round's output: what was produced, where (file paths), what is still open.",
+          "Do no new work and do not judge it. Answer in plain text; hand off nothing.",
+        ].join("\n"),
+        protected: true,
+      },
+      { text: `## Acceptance criteria (frozen)\n${criteria(ctx.goal)}`, protected: true },
+      { text: receipts.text, protected: false },
+      ...packetBlocks(executorPackets, ctx.marker, receipts.lines),
     ],
     STAGE_PROMPT_MAX_BYTES,
   );

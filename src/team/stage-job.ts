@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { STAGE_KINDS } from "./budget";
+import { MEMBER_STAGE_KINDS } from "./budget";
 import { TEAM_RUNTIMES } from "./catalog";
 import { EFFORT_LEVELS } from "./effort";
 import { packetIdSchema } from "./packet";
@@ -30,7 +30,7 @@ export const teamStagePayload = z
     /** The runtime's own spelling of it (`--effort high`, `-c model_reasoning_effort="high"`, …). */
     effort_argv: z.array(z.string().min(1).max(64)).max(4).optional(),
     role: z.enum(TEAM_ROLES),
-    stage: z.enum(STAGE_KINDS),
+    stage: z.enum(MEMBER_STAGE_KINDS),
     task_id: z.string().min(1).max(64),
     round_id: z.string().min(1).max(64),
     round: z.number().int().min(1).max(99),

@@ -5,7 +5,8 @@ import { AppError } from "../lib/errors";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
 import { DEFAULT_ALLOWED_TOOLS, findEmployee } from "../tasks/employees";
-import type { StageKind } from "./budget";
+import { findTask } from "../tasks/view";
+import type { MemberStageKind, StageKind } from "./budget";
 import type { RoundState, StageRecord } from "./composer";
 import { effortForRuntime } from "./effort";
 import { loadLeg, type LegRef } from "./legs";
@@ -14,7 +15,9 @@ import type { TaskPacket } from "./packet";
 import { newProtectedMarker } from "./render";
 import type { TeamRole } from "./settings";
 import { findTeamSpec, type FrozenGoal } from "./spec-store";
-import { executePrompt, planPrompt, repairPrompt, verifyPrompt, type StageContext } from "./stage-input";
+import { executePrompt, planPrompt, repairPrompt, synthesizePrompt, verifyPrompt, type StageContext } from "./stage-input";
+import { frozenCriteria } from "./acceptance";
+import { listRounds, stateOf } from "./round-store";
 import { teamStagePayload, teamStageResult, type TeamStagePayload, type TeamStageResult } from "./stage-job";
 import type { TeamSpec } from "./validate";
 
@@ -23,7 +26,8 @@ import type { TeamSpec } from "./validate";
  * (its prompt built from the legs it reads, checked whole against the team_stage schema).
  */
 export interface RoundContext {
-  spec: TeamSpec;
+  /** The frozen team spec; absent for a task that never formed a team (its rounds are solo). */
+  spec?: TeamSpec;
   goal: FrozenGoal;
   employeeId: string;
   limits: TeamLimits;
@@ -36,7 +40,8 @@ const MAX_JOB_ATTEMPTS = 3;
 /** A member token outlives every attempt of its stage and is revoked the moment the round ends. */
 export const TOKEN_TTL_MS = STAGE_TIMEOUT_MS * MAX_JOB_ATTEMPTS + 10 * 60_000;
 
-export const OUTPUT_LEG: Record<StageKind, [TeamRole, TeamRole]> = {
+/** The leg a member stage hands its packets off on; the utility's synthesis is its text, not packets. */
+export const OUTPUT_LEG: Partial<Record<StageKind, [TeamRole, TeamRole]>> = {
   plan: ["planner", "executor"],
   execute: ["executor", "verifier"],
   repair: ["executor", "verifier"],
@@ -46,16 +51,35 @@ export const OUTPUT_LEG: Record<StageKind, [TeamRole, TeamRole]> = {
 export const stageIds = () => newId("stg");
 
 export async function loadContext(db: Db, taskId: string): Promise<RoundContext> {
+  const limits = await readTeamLimits(db);
   const row = await findTeamSpec(db, taskId);
-  if (!row?.spec) throw new AppError("conflict", `task ${taskId} has no frozen team spec`);
-  const employee = await findEmployee(db, row.employeeId);
+  if (row) {
+    const employee = await findEmployee(db, row.employeeId);
+    return {
+      ...(row.spec ? { spec: row.spec as unknown as TeamSpec } : {}),
+      goal: row.goal,
+      employeeId: row.employeeId,
+      limits,
+      ...(employee ? { employee } : {}),
+    };
+  }
+  // A solo task: its frozen goal is the task row's (title and criteria are never changed after creation).
+  const task = await findTask(db, taskId);
+  if (!task) throw new AppError("conflict", `task ${taskId} has neither a task row nor a frozen team spec`);
+  const employee = await findEmployee(db, task.assignedTo);
   return {
-    spec: row.spec as unknown as TeamSpec,
-    goal: row.goal,
-    employeeId: row.employeeId,
-    limits: await readTeamLimits(db),
+    goal: { title: task.title, acceptance_criteria: task.acceptanceCriteria },
+    employeeId: task.assignedTo,
+    limits,
     ...(employee ? { employee } : {}),
   };
+}
+
+/** The frozen spec's binding for a member stage's role; a member stage without a spec is a bug. */
+export function memberRole(ctx: RoundContext, stage: StageRecord) {
+  const role = ctx.spec?.roles[stage.role as TeamRole];
+  if (!role) throw new AppError("conflict", `stage ${stage.stage_id} (${stage.role}) has no frozen team role`);
+  return role;
 }
 
 export const admissionLimits = (l: TeamLimits) => ({
@@ -64,17 +88,18 @@ export const admissionLimits = (l: TeamLimits) => ({
   ttl_ms: l.ephemeral_queue_ttl_ms,
 });
 
+/** A round's event as recorded: subject the task, payload with the task, round id and number. */
+export function roundEventOf(state: Pick<RoundState, "task_id" | "round_id" | "round_no">, type: string, payload: Record<string, unknown>, dedupe?: string) {
+  return {
+    type,
+    subject: state.task_id,
+    payload: { task_id: state.task_id, round_id: state.round_id, round: state.round_no, ...payload },
+    ...(dedupe ? { dedupeKey: dedupe } : {}),
+  };
+}
+
 export function roundEvent(db: Db, state: RoundState, type: string, payload: Record<string, unknown>, now: Date, dedupe?: string) {
-  return appendEvent(
-    db,
-    {
-      type,
-      subject: state.task_id,
-      payload: { task_id: state.task_id, round_id: state.round_id, round: state.round_no, ...payload },
-      ...(dedupe ? { dedupeKey: dedupe } : {}),
-    },
-    now,
-  );
+  return appendEvent(db, roundEventOf(state, type, payload, dedupe), now);
 }
 
 /** Packets of one leg by id, in slot order. */
@@ -84,7 +109,7 @@ async function packetsById(db: Db, leg: LegRef, ids: readonly string[], now: Dat
   return read.packets.filter((p) => want.has(p.packet.packet_id)).map((p) => p.packet);
 }
 
-async function stageResults(db: Db, stages: readonly StageRecord[]): Promise<(TeamStageResult | undefined)[]> {
+export async function stageResults(db: Db, stages: readonly StageRecord[]): Promise<(TeamStageResult | undefined)[]> {
   const jobIds = stages.flatMap((s) => (s.job_id ? [s.job_id] : []));
   const rows = jobIds.length ? await db.select({ id: jobs.id, result: jobs.result }).from(jobs).where(inArray(jobs.id, jobIds)).all() : [];
   return stages.map((s) => {
@@ -105,6 +130,10 @@ async function stagePrompt(db: Db, state: RoundState, stage: StageRecord, ctx: S
       const executors = state.stages.filter((s) => s.kind === "execute" && s.status === "completed");
       return verifyPrompt(ctx, await packetsById(db, leg("executor", "verifier"), stage.inputs, now), await stageResults(db, executors));
     }
+    case "synthesize": {
+      const executors = state.stages.filter((s) => s.kind === "execute" && s.status === "completed");
+      return synthesizePrompt(ctx, await packetsById(db, leg("executor", "verifier"), stage.inputs, now), await stageResults(db, executors));
+    }
     case "repair":
       return repairPrompt(
         ctx,
@@ -112,7 +141,20 @@ async function stagePrompt(db: Db, state: RoundState, stage: StageRecord, ctx: S
         await packetsById(db, leg("verifier", "executor"), stage.inputs, now),
         state.verdict_reasons ?? [],
       );
+    case "work":
+    case "evaluate":
+      throw new Error(`stage ${stage.stage_id} (${stage.kind}) is not a member stage`);
   }
+}
+
+/** The previous round's unmet criteria, for a later round's planner. */
+async function previousUnmet(db: Db, state: RoundState, goal: FrozenGoal) {
+  if (state.round_no < 2) return [];
+  const previous = (await listRounds(db, state.task_id)).map(stateOf).find((r) => r.round_no === state.round_no - 1);
+  const e = previous?.evaluation;
+  if (!e) return [];
+  const { criteria } = frozenCriteria(goal);
+  return e.criteria.filter((c) => !c.met).map((c) => ({ id: c.id, criterion: criteria[c.id - 1] ?? "", reason: c.reason }));
 }
 
 /** What the runner needs of the employee: effective tools and sandbox, and its config to copy. */
@@ -143,11 +185,12 @@ export async function stageRequest(
   ctx: RoundContext,
   now: Date,
 ): Promise<Omit<TeamStagePayload, "member_token" | "member_token_expires_at"> | null> {
-  const role = ctx.spec.roles[stage.role];
+  const role = memberRole(ctx, stage);
   const marker = newProtectedMarker();
   let prompt: string;
   try {
-    prompt = await stagePrompt(db, state, stage, { task_id: state.task_id, round_no: state.round_no, goal: ctx.goal, marker }, now);
+    const unmet = stage.kind === "plan" ? await previousUnmet(db, state, ctx.goal) : [];
+    prompt = await stagePrompt(db, state, stage, { task_id: state.task_id, round_no: state.round_no, goal: ctx.goal, marker, unmet }, now);
   } catch (err) {
     console.error(`team: stage ${stage.stage_id} prompt could not be built`, err);
     return null;
@@ -157,8 +200,8 @@ export async function stageRequest(
     runtime: role.runtime,
     model: role.model,
     ...(effort ? { effort: effort.level, effort_argv: effort.argv } : {}),
-    role: stage.role,
-    stage: stage.kind,
+    role: stage.role as TeamRole,
+    stage: stage.kind as MemberStageKind,
     task_id: state.task_id,
     round_id: state.round_id,
     round: state.round_no,

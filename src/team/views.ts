@@ -32,7 +32,8 @@ export async function teamTaskView(env: Env, db: Db, taskId: string) {
         }
       : {}),
     rounds,
-    budget: rounds.length ? await getTaskBudget(env, taskId).status() : null,
+    // Only a task that formed a team has a spawn budget (solo rounds spawn no member).
+    budget: spec?.spec && rounds.length ? await getTaskBudget(env, taskId).status() : null,
   };
 }
 
@@ -61,7 +62,8 @@ export async function teamFieldsOfTask(env: Env, db: Db, taskId: string): Promis
   const { task_id: _task, employee_id: _employee, goal: _goal, budget, rounds, ...team } = view;
   return {
     ...team,
-    ...(rounds.length ? { rounds, team_budget: budget } : {}),
+    ...(rounds.length ? { rounds } : {}),
+    ...(budget ? { team_budget: budget } : {}),
     ...(turns.length ? { role_turns: turns.map(roleTurnView) } : {}),
   };
 }

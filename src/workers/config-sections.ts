@@ -5,6 +5,7 @@ import { runnerConfig } from "../jobs/config";
 import { dispatchConfig, dispatchGuardConfig } from "../tasks/dispatch/config";
 import { topologyConfig } from "../topology/config";
 import { teamConfig } from "../team/config";
+import { goalsConfig } from "../team/goals-config";
 import { councilConfig } from "../council/config";
 import { projectsConfig } from "../projects/config";
 
@@ -16,6 +17,7 @@ export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<stri
   [dispatchGuardConfig.name]: dispatchGuardConfig,
   [topologyConfig.name]: topologyConfig,
   [teamConfig.name]: teamConfig,
+  [goalsConfig.name]: goalsConfig,
   [councilConfig.name]: councilConfig,
   [projectsConfig.name]: projectsConfig,
 });

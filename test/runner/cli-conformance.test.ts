@@ -9,6 +9,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runEmployeeTurnJob } from "../../local-runner/src/jobs/employee-turn.ts";
 import { runUtilityJob } from "../../local-runner/src/jobs/utility.ts";
 import { memberCliInput, writeScaffold } from "../../local-runner/src/members/scaffold.ts";
 import type { MemberRuntime, Scaffold } from "../../local-runner/src/members/scaffold.ts";
@@ -221,4 +222,62 @@ describe("utility argv on the real CLIs", () => {
     },
     180_000,
   );
+});
+
+describe("employee_turn and schema-bound utility argv on the real CLIs", () => {
+  it.each([
+    ["claude", realClaude, "claude", 90_000],
+    ["codex", realCodex, "codex", 10_000],
+    ["antigravity", realGemini, "gemini", 120_000],
+  ] as const)(
+    "runs a %s employee turn (its tools, effort and identity) to an auth/network failure, never a usage error",
+    async (runtime, executable, command, timeoutMs) => {
+      if (!existsSync(executable)) return;
+      const home = join(root, `turn-${runtime}`);
+      const outcome = await runEmployeeTurnJob(
+        {
+          job_id: `job-turn-${runtime}`,
+          payload: {
+            runtime,
+            model: MODELS[runtime],
+            effort: "high",
+            employee_id: "emp_c",
+            employee: {
+              name: "Conformance",
+              identity: "Conformance employee.",
+              capabilities: { allowed_tools: ["Read", "Write", "Bash(git *)"], denied_tools: ["WebFetch"] },
+            },
+            purpose: "goal_round",
+            prompt: "# Goal round 1 for Conformance\nReply with the word pong.",
+            timeout_ms: timeoutMs,
+          },
+        },
+        { runtimes: runtimeTable({ [command]: executable }), home, signal: new AbortController().signal, env: credentialFreeEnv(home) },
+      );
+      const stderr = readFileSync(join(workDirFor(home, `job-turn-${runtime}`), "stderr.log"), "utf8");
+      expect(stderr).not.toMatch(USAGE_ERRORS);
+      expect(outcome).toMatchObject({ kind: "failed", failure: { ran: { runtime } } });
+      if (outcome.kind === "failed") expect(["not_logged_in", "network_error"]).toContain(outcome.failure.code);
+      await expectNothingRunning(home);
+    },
+    180_000,
+  );
+
+  it("runs a codex utility job bound to the acceptance schema to a network failure, never a schema or usage error", async () => {
+    if (!existsSync(realCodex)) return;
+    const home = join(root, "utility-acceptance");
+    const outcome = await runUtilityJob(
+      {
+        job_id: "job-acceptance",
+        payload: { runtime: "codex", prompt: "# Role: evaluator\nReply.", timeout_ms: 10_000, output_schema: "acceptance" },
+      },
+      { runtimes: runtimeTable({ codex: realCodex }), home, signal: new AbortController().signal, env: credentialFreeEnv(home) },
+    );
+    const stderr = readFileSync(join(workDirFor(home, "job-acceptance"), "stderr.log"), "utf8");
+    expect(stderr).not.toMatch(USAGE_ERRORS);
+    expect(stderr).not.toContain("output schema");
+    expect(outcome).toMatchObject({ kind: "failed" });
+    if (outcome.kind === "failed") expect(["not_logged_in", "network_error"]).toContain(outcome.failure.code);
+    await expectNothingRunning(home);
+  }, 60_000);
 });

@@ -1,5 +1,6 @@
 /** Dispatch by job kind. Unknown kinds are failed, not ignored, so they do not sit leased until expiry. */
 import type { LeasedJob } from "../protocol.ts";
+import { runEmployeeTurnJob } from "./employee-turn.ts";
 import { runTeamStageJob } from "./team-stage.ts";
 import { runUtilityJob } from "./utility.ts";
 import type { JobContext, JobOutcome } from "./utility.ts";
@@ -12,6 +13,8 @@ export async function runJob(job: LeasedJob, ctx: JobContext): Promise<JobOutcom
       return runUtilityJob(job, ctx);
     case "team_stage":
       return runTeamStageJob(job, ctx);
+    case "employee_turn":
+      return runEmployeeTurnJob(job, ctx);
     default:
       return {
         kind: "failed",

@@ -39,7 +39,9 @@ export const teamStagePayloadSchema = z
     model: z.string().min(1).max(200),
     effort: z.enum(EFFORTS).nullish(),
     role: z.enum(ROLES),
-    stage: z.enum(["plan", "execute", "verify", "repair"]),
+    // synthesize: a utility member that sums the round up, read-only like a verifier; its text is
+    // its result (no receipts: it writes nothing; no verdict: it judges nothing).
+    stage: z.enum(["plan", "execute", "verify", "repair", "synthesize"]),
     task_id: id,
     round_id: id,
     round: z.number().int().min(1).max(99),

@@ -1,6 +1,7 @@
 /**
  * Job kind `utility`: run one prompt on one runtime and return its final text. The prompt reaches the
- * CLI on stdin (or a prompt file), never in argv.
+ * CLI on stdin (or a prompt file), never in argv. `output_schema` names a JSON Schema the answer is
+ * held to where the CLI can enforce one (codex `--output-schema`; output-schemas.ts).
  */
 import { z } from "zod";
 import type { JobFailure, JobResult } from "../protocol.ts";
@@ -8,6 +9,7 @@ import type { RuntimeEntry, RuntimeTable } from "../runtimes/index.ts";
 import { classifyCliRun, runCli } from "../runtimes/invoke.ts";
 import { respond } from "../runtimes/offline.ts";
 import { createWorkDir } from "../work-dir.ts";
+import { OUTPUT_SCHEMA_NAMES, writeOutputSchema } from "./output-schemas.ts";
 
 export const utilityPayloadSchema = z.object({
   runtime: z.string().min(1),
@@ -15,6 +17,7 @@ export const utilityPayloadSchema = z.object({
   // null is read as "not given" so a Worker that serializes absent fields as null still works.
   model: z.string().min(1).nullish(),
   timeout_ms: z.number().int().positive(),
+  output_schema: z.enum(OUTPUT_SCHEMA_NAMES).nullish(),
 });
 export type UtilityPayload = z.infer<typeof utilityPayloadSchema>;
 
@@ -79,9 +82,16 @@ async function runCliJob(
 ): Promise<JobOutcome> {
   const workDir = await createWorkDir(ctx.home, jobId);
   const model = payload.model ?? undefined;
+  const outputSchemaPath = payload.output_schema ? await writeOutputSchema(workDir, payload.output_schema) : undefined;
   const run = await runCli(
     entry,
-    { prompt: payload.prompt, cwd: workDir, role: "utility", ...(model ? { model } : {}) },
+    {
+      prompt: payload.prompt,
+      cwd: workDir,
+      role: "utility",
+      ...(model ? { model } : {}),
+      ...(outputSchemaPath ? { outputSchemaPath } : {}),
+    },
     {
       logDir: workDir,
       timeoutMs: payload.timeout_ms,
@@ -104,6 +114,8 @@ async function runCliJob(
       duration_ms: run.process.durationMs,
       ...(stream.usage ? { usage: stream.usage } : {}),
       ...(stream.costUsd !== undefined ? { cost_usd: stream.costUsd } : {}),
+      // The final event carried no text and the answer was taken from the stream's last message.
+      ...(stream.messageRecovered ? { message_recovered_from_stream: true } : {}),
     },
   };
 }

@@ -17,11 +17,17 @@ import { parseVerdict } from "./verdict.ts";
 /** Keeps the result well under the Worker's 512 KiB (src/jobs/limits.ts) whatever the CLI printed. */
 export const TEXT_LIMIT = 60_000;
 export const EVIDENCE_BYTES = 192 * 1024;
-const RECEIPT_LIMIT = 64;
-const PATH_LIMIT = 512;
+/** The Worker takes at most 64 receipts (and 64 audit rows) per result. */
+export const RECEIPT_LIMIT = 64;
+export const PATH_LIMIT = 512;
 
 /** Who serves each CLI (the ledger's `provider`). */
 const PROVIDER: Record<string, string> = { claude: "anthropic", codex: "openai", agy: "google", gemini: "google", grok: "xai" };
+
+/** Who serves a CLI (`claude` → `anthropic`); undefined for one this table does not know. */
+export function providerOf(cli: string): string | undefined {
+  return PROVIDER[cli];
+}
 
 /** What ran, for a stage that failed after its CLI was spawned: the model only when the stream named it. */
 export function ranReport(runtime: string, cli: string, streamModel: string | undefined): RanReport {
@@ -66,7 +72,8 @@ export interface StageResult {
 export interface StageObservation {
   runtime: string;
   cli: string;
-  stage: "plan" | "execute" | "verify" | "repair";
+  /** `synthesize` (a utility member) is read-only like a verifier, but its text is its result: no verdict. */
+  stage: "plan" | "execute" | "verify" | "repair" | "synthesize";
   stream: { text: string; model?: string; sessionId?: string; usage?: Usage; costUsd?: number; messageRecovered?: boolean };
   durationMs: number;
   effort: EffortMapping;
@@ -170,7 +177,8 @@ export function declaredArtifacts(calls: readonly McpCallRecord[]): DeclaredArti
   return [...byPath.values()];
 }
 
-function stageReceipt(r: Receipt): StageReceipt {
+/** A receipt as the Worker's schema takes it (path within 512 characters, a declared hash only when well-formed). */
+export function stageReceipt(r: Receipt): StageReceipt {
   const path = r.path.length > PATH_LIMIT ? `${r.path.slice(0, PATH_LIMIT - 1)}…` : r.path;
   switch (r.state) {
     case "exists":

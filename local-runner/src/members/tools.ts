@@ -75,13 +75,28 @@ export function crewplaneToolName(tool: CrewplaneTool): string {
  * tool is never granted, team_handoff included: the deny list is the employee's word.
  */
 export function toolsForRole(role: Role, employee: EmployeeCapabilities = {}): RoleTools {
-  const denied = (employee.denied_tools ?? []).map((t) => t.trim()).filter(Boolean);
-  const isDenied = (tool: string): boolean => denied.some((d) => d === tool || (d.endsWith("*") && tool.startsWith(d.slice(0, -1))));
-
   const requested: string[] =
     role === "executor"
       ? [...(employee.allowed_tools ?? DEFAULT_EMPLOYEE_TOOLS), ...ROLE_CREWPLANE_TOOLS.executor.map(crewplaneToolName)]
       : ROLE_CREWPLANE_TOOLS[role].map(crewplaneToolName);
+  // Planner and verifier stay read-only whatever the employee may do: a verifier that can edit the
+  // work it judges is not independent (seed 002).
+  return resolveTools(requested, employee.denied_tools, role === "executor");
+}
+
+/**
+ * The employee's own tools, for a run of the employee itself (an `employee_turn`, not a team
+ * member): its allow-list or the default set, wildcards expanded, its deny list removed, and no
+ * role's additions or narrowing. Codex gets `workspace-write` when a write tool remains, as an
+ * executor would.
+ */
+export function employeeTools(employee: EmployeeCapabilities = {}): RoleTools {
+  return resolveTools(employee.allowed_tools ?? DEFAULT_EMPLOYEE_TOOLS, employee.denied_tools, true);
+}
+
+function resolveTools(requested: readonly string[], deniedTools: readonly string[] | undefined, mayUseOwnTools: boolean): RoleTools {
+  const denied = (deniedTools ?? []).map((t) => t.trim()).filter(Boolean);
+  const isDenied = (tool: string): boolean => denied.some((d) => d === tool || (d.endsWith("*") && tool.startsWith(d.slice(0, -1))));
 
   const expanded = requested.flatMap((tool) => (tool.trim() === WILDCARD ? CREWPLANE_TOOLS.map(crewplaneToolName) : [tool.trim()]));
   const tools = [...new Set(expanded.filter((t) => t.length > 0 && !isDenied(t)))];
@@ -91,14 +106,12 @@ export function toolsForRole(role: Role, employee: EmployeeCapabilities = {}): R
   const known = tools.filter((t) => !t.startsWith(PREFIX) || crewplaneTools.some((c) => crewplaneToolName(c) === t));
   const nativeTools = known.filter((t) => !t.startsWith("mcp__"));
   const otherMcpTools = known.filter((t) => t.startsWith("mcp__") && !t.startsWith(PREFIX));
-  // Planner and verifier stay read-only whatever the employee may do: a verifier that can edit the
-  // work it judges is not independent (seed 002).
-  const mayWrite = role === "executor" && nativeTools.some((t) => WRITE_TOOLS.has(toolBase(t)));
+  const mayWrite = mayUseOwnTools && nativeTools.some((t) => WRITE_TOOLS.has(toolBase(t)));
   return {
     tools: known,
-    nativeTools: role === "executor" ? nativeTools : [],
+    nativeTools: mayUseOwnTools ? nativeTools : [],
     crewplaneTools,
-    otherMcpTools: role === "executor" ? otherMcpTools : [],
+    otherMcpTools: mayUseOwnTools ? otherMcpTools : [],
     deniedTools: denied,
     sandbox: mayWrite ? "workspace-write" : "read-only",
   };

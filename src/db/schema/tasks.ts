@@ -81,6 +81,12 @@ export const tasks = sqliteTable(
     createdAt: text("created_at").notNull(),
     settledAt: text("settled_at"),
     settledBy: text("settled_by"),
+    // True: nobody works the task but a person (settled by hand). False: the goal loop works it,
+    // round after round (src/team/goal-loop.ts). The SQL default is true so that a row written by
+    // anything but createTask (older code, a restore, a bulk insert) never starts model work.
+    manual: integer("manual", { mode: "boolean" }).notNull().default(true),
+    // The goal loop's round budget (`rounds_left` at creation); null for a manual task.
+    roundsBudget: integer("rounds_budget"),
   },
   (t) => [
     // Settled goal tasks by settlement time, covering what evidence counts: the D5 fold and the
@@ -89,6 +95,8 @@ export const tasks = sqliteTable(
       .on(t.settledAt, t.assignedTo, t.taskClass, t.status, t.retryCount, t.pauseClass)
       .where(sql`mode = 'goal' AND settled_at IS NOT NULL`),
     index("tasks_assignee_idx").on(t.assignedTo, t.taskClass, t.createdAt),
+    // Tasks the goal loop still works, oldest first (the team tick's backstop and an employee's queue).
+    index("tasks_worked_idx").on(t.assignedTo, t.createdAt).where(sql`status = 'assigned' AND manual = 0`),
   ],
 );
 export type TaskRow = typeof tasks.$inferSelect;

@@ -8,6 +8,10 @@ import { createTask, newTaskBody } from "../../tasks/create-task";
 import { settleBody, settleTask } from "../../tasks/settle";
 import { findTask, taskView } from "../../tasks/view";
 import { cancelRoundsOfSettledTasks } from "../../team/task-cancel";
+import { continueLoop, goalLoopView, resumeWaiting } from "../../team/goal-loop";
+import { loopAnswer } from "../../team/goal-request";
+import { goalsConfig } from "../../team/goals-config";
+import { readSection } from "../../lib/config";
 import { teamFieldsOfTask } from "../../team/views";
 import type { AppEnv } from "../app-env";
 
@@ -16,14 +20,20 @@ const idParam = z.object({ id: z.string().min(1).max(64) });
 /** Tasks: create (routed by the dispatch policy), read, settle. */
 export const tasksRoutes = new Hono<AppEnv>()
   .post("/", requireAuth({ operator: "manager" }), validate("json", newTaskBody), async (c) => {
-    const created = await createTask(c.env, getDb(c.env.DB), c.req.valid("json"), c.var.principal.id, c.var.clock.now());
-    return c.json(created, 201);
+    const db = getDb(c.env.DB);
+    const body = c.req.valid("json");
+    const now = c.var.clock.now();
+    const rounds = body.manual ? null : (body.rounds_left ?? (await readSection(db, goalsConfig)).iteration_cap);
+    const created = await createTask(c.env, db, body, c.var.principal.id, now, rounds);
+    // Unless manual, the employee starts on it at once: its first round (or its place in line).
+    const step = body.manual ? null : await continueLoop(c.env, created.task_id, now);
+    return c.json({ ...created, manual: body.manual, ...(step ? loopAnswer(step) : {}) }, 201);
   })
   .get("/:id", requireAuth({ operator: "viewer" }), validate("param", idParam), async (c) => {
     const db = getDb(c.env.DB);
     const task = await findTask(db, c.req.valid("param").id);
     if (!task) throw notFound("task");
-    return c.json({ ...taskView(task), ...(await teamFieldsOfTask(c.env, db, task.id)) });
+    return c.json({ ...taskView(task), goal_loop: await goalLoopView(db, task), ...(await teamFieldsOfTask(c.env, db, task.id)) });
   })
   .post(
     "/:id/settle",
@@ -33,8 +43,10 @@ export const tasksRoutes = new Hono<AppEnv>()
     async (c) => {
       const now = c.var.clock.now();
       const { task } = await settleTask(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, now);
-      // A goal task settled while its team round runs cancels the round (the team tick catches up if this is cut short).
+      // A task settled while its round runs cancels the round (the team tick catches up if this is cut
+      // short), and the employee's slot goes to its next waiting task.
       await cancelRoundsOfSettledTasks(c.env, now, task.id);
+      await resumeWaiting(c.env, task.assignedTo, now);
       return c.json(taskView(task));
     },
   );

@@ -1,6 +1,6 @@
 /** team_stage payloads as the Worker sends them (src/team/stage-job.ts), for runner tests. */
 export const MODELS = { claude: "claude-sonnet-5-5", codex: "gpt-5.5", antigravity: "gemini-3.7-flash", grok: "grok-4" } as const;
-export const STAGE_ROLE = { plan: "planner", execute: "executor", repair: "executor", verify: "verifier" } as const;
+export const STAGE_ROLE = { plan: "planner", execute: "executor", repair: "executor", verify: "verifier", synthesize: "utility" } as const;
 export const STAGE_PROMPT = {
   plan: "# Role: planner\nDecompose the goal.\n\n## Goal\nWrite the onboarding notes",
   execute: "# Role: executor\nDo the subtask(s) below in the employee's workspace.",

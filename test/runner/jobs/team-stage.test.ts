@@ -260,6 +260,29 @@ describe("a team_stage job on the runner", () => {
     expect(scaffolds(s.home)).toEqual([]); // and the scaffold, with the file in it, is gone
   });
 
+  it("runs a synthesize stage as a read-only utility member whose text is its result: no receipts, no verdict", async () => {
+    const s = await setup();
+    const prompt = [
+      "# Role: utility",
+      "Synthesize the executors' packets below into one account of this round's output. Hand off nothing.",
+      "",
+      "### Packet result-1 (executor → verifier, round 1)",
+      "Objective: Wrote notes/a.md",
+    ].join("\n");
+    // A write the member would make if it could: a read-only member must not.
+    const { outcome } = await runStage(s, { stage: "synthesize", prompt, env: { FAKE_WRITE_FILES: JSON.stringify({ "x.md": "x" }) } });
+    const result = resultOf(outcome);
+    expect(result).toMatchObject({ text: "Synthesis: 1 packet(s): result-1.", runtime: "claude", packets: [] });
+    expect(result).not.toHaveProperty("artifact_receipts");
+    expect(result).not.toHaveProperty("verdict");
+    expect(result).not.toHaveProperty("verdict_unparseable");
+    const argv = JSON.parse(readFileSync(s.argvLog, "utf8").trim().split("\n")[0]!).argv as string[];
+    expect(argv[argv.indexOf("--tools") + 1]).toBe("");
+    expect(argv[argv.indexOf("--allowedTools") + 1]).toBe("mcp__crewplane__team_handoff");
+    expect(existsSync(join(s.home, "agents/emp_1/x.md"))).toBe(false);
+    expect(scaffolds(s.home)).toEqual([]);
+  });
+
   it("reports an answer that carries no verdict as unparseable rather than guessing one", async () => {
     const s = await setup();
     const { outcome } = await runStage(s, { stage: "verify", prompt: verifyPrompt([]), env: { FAKE_SCENARIO: "success" } });

@@ -1,15 +1,17 @@
 /**
  * Utility jobs run through the real process-running code against the fake `claude`.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ACCEPTANCE_SCHEMA } from "../../../local-runner/src/jobs/output-schemas.ts";
 import { runUtilityJob } from "../../../local-runner/src/jobs/utility.ts";
 import type { JobOutcome } from "../../../local-runner/src/jobs/utility.ts";
+import { VERDICT_SCHEMA } from "../../../local-runner/src/members/verdict.ts";
 import { buildArgv } from "../../../local-runner/src/runtimes/claude.ts";
 import { runtimeTable } from "../../../local-runner/src/runtimes/index.ts";
 import { workDirFor } from "../../../local-runner/src/work-dir.ts";
-import { fakeClaude, fakeClis, tempDir } from "../helpers/paths.ts";
+import { claudeFixtures, fakeClaude, fakeClis, tempDir } from "../helpers/paths.ts";
 import { expectAllDead, readFakePids, waitFor } from "../helpers/processes.ts";
 
 const cleanups: Array<() => void> = [];
@@ -208,6 +210,92 @@ describe("utility jobs on the other CLI runtimes (fakes)", () => {
     expect(call).toMatchObject({ cli, prompt: expect.stringContaining("Summarise the week") });
     expect(call.argv).not.toContain("Summarise the week");
     expect(call.cwd).toBe(workDirFor(home, `job-${runtime}`));
+  });
+
+  it("holds a codex evaluator to the acceptance schema with --output-schema and returns its JSON answer as the text", async () => {
+    const { dir: home, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const log = join(home, "argv.jsonl");
+    const prompt = [
+      "# Role: evaluator",
+      "Judge independently.",
+      "",
+      "## Acceptance criteria (frozen)",
+      "1. notes/a.md exists",
+      "2. notes/b.md exists",
+      "",
+      "<artifact_receipts>",
+      "notes/a.md 6B sha256=3f2a1b2c… exists",
+      "notes/b.md missing",
+      "</artifact_receipts>",
+    ].join("\n");
+    const outcome = await runUtilityJob(
+      { job_id: "job-eval", payload: { runtime: "codex", prompt, model: "gpt-5.5", timeout_ms: 20_000, output_schema: "acceptance" } },
+      {
+        runtimes: runtimeTable({ codex: fakeClis.codex }),
+        home,
+        signal: new AbortController().signal,
+        env: { ...process.env, FAKE_ARGV_LOG: log },
+      },
+    );
+    expect(outcome.kind).toBe("completed");
+    if (outcome.kind !== "completed") return;
+    expect(JSON.parse(outcome.result.text)).toEqual({
+      criteria: [
+        { id: 1, met: true, reason: expect.any(String) },
+        { id: 2, met: false, reason: expect.stringContaining("notes/b.md missing") },
+      ],
+    });
+    const call = JSON.parse(readFileSync(log, "utf8").trim());
+    const schemaPath = call.argv[call.argv.indexOf("--output-schema") + 1];
+    expect(schemaPath).toBe(join(workDirFor(home, "job-eval"), "acceptance.schema.json"));
+    expect(JSON.parse(call.outputSchema)).toEqual(ACCEPTANCE_SCHEMA);
+    expect(call.argv).not.toContain(prompt);
+  });
+
+  it("passes the verdict schema by name, and no schema at all when none is named", async () => {
+    const { dir: home, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const log = join(home, "argv.jsonl");
+    const ctx = {
+      runtimes: runtimeTable({ codex: fakeClis.codex }),
+      home,
+      signal: new AbortController().signal,
+      env: { ...process.env, FAKE_ARGV_LOG: log },
+    };
+    const base = { runtime: "codex", prompt: "judge it", timeout_ms: 20_000 };
+    expect(await runUtilityJob({ job_id: "job-v", payload: { ...base, output_schema: "verdict" } }, ctx)).toMatchObject({
+      kind: "completed",
+      result: { text: JSON.stringify({ verdict: "PASS", reasons: ["fake"] }) },
+    });
+    await runUtilityJob({ job_id: "job-none", payload: base }, ctx);
+    const [withSchema, without] = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(JSON.parse(withSchema.outputSchema)).toEqual(VERDICT_SCHEMA);
+    expect(without.argv).not.toContain("--output-schema");
+    expect(await runUtilityJob({ job_id: "job-bad", payload: { ...base, output_schema: "essay" } }, ctx)).toMatchObject({
+      kind: "failed",
+      failure: { code: "unsupported_job" },
+    });
+  });
+
+  it("says so when the answer came from the stream's last message instead of the final event", async () => {
+    const { dir: home, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    // A stand-in claude that replays a recorded stream whose result event carries no text.
+    const script = join(home, "replay-claude");
+    writeFileSync(
+      script,
+      `#!/usr/bin/env node\nprocess.stdin.resume();\nprocess.stdin.on("end", () => process.stdout.write(require("fs").readFileSync(${JSON.stringify(join(claudeFixtures, "handoff.jsonl"))})));\n`,
+      { mode: 0o755 },
+    );
+    const outcome = await runUtilityJob(
+      { job_id: "job-recovered", payload: { runtime: "claude", prompt: "hand it off", timeout_ms: 20_000 } },
+      { runtimes: runtimeTable({ claude: script }), home, signal: new AbortController().signal },
+    );
+    expect(outcome).toMatchObject({ kind: "completed", result: { text: "Handed off.", message_recovered_from_stream: true } });
   });
 
   it("prefers agy over gemini for antigravity when both are on PATH", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_EMPLOYEE_TOOLS, toolsForRole } from "../../../local-runner/src/members/tools.ts";
+import { DEFAULT_EMPLOYEE_TOOLS, employeeTools, toolsForRole } from "../../../local-runner/src/members/tools.ts";
 
 describe("toolsForRole", () => {
   it("gives the planner team_handoff, wiki_search and memory_search, read-only", () => {
@@ -74,5 +74,23 @@ describe("toolsForRole", () => {
       "mcp__crewplane__memory_search",
       "mcp__crewplane__wiki_read",
     ]);
+  });
+});
+
+describe("employeeTools (the employee's own turn)", () => {
+  it("gives an employee without an allow-list the default set, crewplane wildcard expanded, workspace-write", () => {
+    const tools = employeeTools();
+    expect(tools.nativeTools).toEqual(DEFAULT_EMPLOYEE_TOOLS.filter((t) => !t.startsWith("mcp__")));
+    expect(tools.crewplaneTools).toHaveLength(6);
+    expect(tools.sandbox).toBe("workspace-write");
+  });
+
+  it("keeps exactly the employee's allow-list minus its deny list, with no role's tools added", () => {
+    const tools = employeeTools({ allowed_tools: ["Read", "Grep", "Bash", "mcp__browser__open"], denied_tools: ["Bash"] });
+    expect(tools.tools).toEqual(["Read", "Grep", "mcp__browser__open"]);
+    expect(tools.otherMcpTools).toEqual(["mcp__browser__open"]);
+    expect(tools.deniedTools).toEqual(["Bash"]);
+    // No write tool left: codex runs read-only.
+    expect(tools.sandbox).toBe("read-only");
   });
 });
