@@ -84,6 +84,7 @@ export function workPrompt(input: WorkPromptInput): string {
 }
 
 export interface EvaluatePromptInput {
+  task_id: string;
   round_no: number;
   goal: LoopGoal;
   /** The results whose artifact receipts are the round's evidence (the work stage, or executors and repair). */
@@ -102,7 +103,7 @@ export function evaluatePrompt(input: EvaluatePromptInput): string {
     {
       text: [
         "# Role: evaluator",
-        `Judge independently whether the work of round ${input.round_no} meets each frozen acceptance criterion, from the evidence below.`,
+        `Judge independently whether the work of round ${input.round_no} of task ${input.task_id} meets each frozen acceptance criterion, from the evidence below.`,
         "Only `exists` receipts confirm a file; a missing, mismatched or unreported file is no evidence. A claim that no evidence supports does not meet a criterion.",
         'Answer with JSON only: {"criteria":[{"id":1,"met":true,"reason":"…"}]}, exactly one entry per criterion, with the ids as numbered below.',
       ].join("\n"),

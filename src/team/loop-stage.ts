@@ -32,12 +32,20 @@ export type LoopStageJob =
 
 const MEMORY_ENTRIES = 5;
 
-/** Who evaluates for this employee: `[goals] evaluator`, its unset fields the employee's own. */
-export function evaluatorOf(cfg: GoalsConfig, employee: Pick<EmployeeRow, "runtime" | "modelPreferred">): { runtime: string; model: string } {
-  const runtime = cfg.evaluator.runtime ?? employee.runtime;
-  // A model named for another runtime would be refused by that CLI; the employee's only goes with its own.
-  const model = cfg.evaluator.model ?? (runtime === employee.runtime ? employee.modelPreferred : undefined);
-  return { runtime, model: model ?? runtime };
+/**
+ * Who evaluates for this employee: `[goals] evaluator`, its unset fields the employee's own. None
+ * when neither names a runtime (a round started from code for an employee the registry lacks).
+ */
+export function evaluatorOf(
+  cfg: GoalsConfig,
+  employee: Pick<EmployeeRow, "runtime" | "modelPreferred"> | undefined,
+): { runtime: string; model?: string } | null {
+  const runtime = cfg.evaluator.runtime ?? employee?.runtime;
+  if (!runtime) return null;
+  // A model named for another runtime would be refused by that CLI; the employee's only goes with its
+  // own. None named: the CLI's own default model.
+  const model = cfg.evaluator.model ?? (runtime === employee?.runtime ? employee.modelPreferred : undefined);
+  return { runtime, ...(model ? { model } : {}) };
 }
 
 function employeeEffort(row: EmployeeRow): EffortLevel | undefined {
@@ -67,13 +75,13 @@ async function packets(db: Db, state: RoundState, from: "planner" | "executor", 
 /** The job a loop stage runs, or null when it cannot be built (an unknown employee, a prompt that does not fit). */
 export async function loopStageJob(db: Db, state: RoundState, stage: StageRecord, ctx: RoundContext, now: Date): Promise<LoopStageJob | null> {
   const employee = ctx.employee;
-  if (!employee) return null;
   const cfg = await readSection(db, goalsConfig);
   const goal = frozenCriteria(ctx.goal);
   const marker = newProtectedMarker();
   const rounds = await earlierRounds(db, state);
   try {
     if (stage.kind === "work") {
+      if (!employee) return null;
       const previous = rounds.filter((r) => r.evaluation).at(-1)?.evaluation;
       const plan: TaskPacket[] = stage.inputs.length ? await packets(db, state, "planner", "executor", stage.inputs, now) : [];
       const memory = (await searchMemory(db, employee.id, ctx.goal.title, MEMORY_ENTRIES).catch(() => [])).map((m) => m.text);
@@ -113,6 +121,7 @@ export async function loopStageJob(db: Db, state: RoundState, stage: StageRecord
     }
     if (stage.kind === "evaluate") {
       const evaluator = evaluatorOf(cfg, employee);
+      if (!evaluator) return null;
       if (evaluator.runtime === "offline") {
         return {
           kind: "none",
@@ -126,12 +135,12 @@ export async function loopStageJob(db: Db, state: RoundState, stage: StageRecord
       const prompt = evaluatePrompt(await evaluationInput(db, state, goal.criteria, ctx.goal.title, marker, now));
       const payload = utilityPayload.parse({
         runtime: evaluator.runtime,
-        model: evaluator.model,
+        ...(evaluator.model ? { model: evaluator.model } : {}),
         prompt,
         timeout_ms: cfg.evaluate_timeout_ms,
         output_schema: "acceptance",
       });
-      return { kind: "utility", payload, runtime: evaluator.runtime, model: evaluator.model };
+      return { kind: "utility", payload, runtime: evaluator.runtime, model: evaluator.model ?? "default" };
     }
   } catch (err) {
     console.error(`goal loop: stage ${stage.stage_id} (${stage.kind}) could not be built`, err);
@@ -146,13 +155,14 @@ async function evaluationInput(db: Db, state: RoundState, criteria: string[], ti
   if (state.mode === "solo" || state.regate?.decision === "solo") {
     const work = state.stages.find((s) => s.kind === "work" && s.status === "completed");
     const [result] = await stageResults(db, work ? [work] : []);
-    return { round_no: state.round_no, goal, results: [result], output: result?.text ?? "(the employee gave no answer)", marker };
+    return { task_id: state.task_id, round_no: state.round_no, goal, results: [result], output: result?.text ?? "(the employee gave no answer)", marker };
   }
   const workers = state.stages.filter((s) => (s.kind === "execute" || s.kind === "repair") && s.status === "completed");
   const synth = state.stages.find((s) => s.kind === "synthesize" && s.status === "completed");
   const [results, [synthesis]] = await Promise.all([stageResults(db, workers), stageResults(db, synth ? [synth] : [])]);
   const outputs = workers.flatMap((s) => s.outputs ?? []);
   return {
+    task_id: state.task_id,
     round_no: state.round_no,
     goal,
     results,

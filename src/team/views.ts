@@ -32,8 +32,8 @@ export async function teamTaskView(env: Env, db: Db, taskId: string) {
         }
       : {}),
     rounds,
-    // Only a task that formed a team has a spawn budget (solo rounds spawn no member).
-    budget: spec?.spec && rounds.length ? await getTaskBudget(env, taskId).status() : null,
+    // Only a task whose team worked a round has a spawn budget (solo rounds spawn no member).
+    budget: rounds.some((r) => r.mode !== "solo") ? await getTaskBudget(env, taskId).status() : null,
   };
 }
 

@@ -34,12 +34,35 @@ export async function leaseStages(
     for (const job of res.body.jobs as LeasedStage[]) {
       // Stage jobs of rounds an earlier test left running still sit in the shared inbox (a round
       // withdraws them only when it ends): a runner would run them once, uselessly; this one fails them at once.
-      if (opts.taskId && job.payload.task_id !== opts.taskId)
+      if (opts.taskId && !jobOfTask(job, opts.taskId))
         await failStage(runnerToken, job, "cli_error", "stale job of another test's round");
       else got.push(job);
     }
   }
   return got;
+}
+
+/** A stage job of the task: team stages and employee turns name it; the evaluator's prompt does. */
+export function jobOfTask(job: { kind: string; payload: any }, taskId: string): boolean {
+  if (job.kind === "utility") return typeof job.payload.prompt === "string" && job.payload.prompt.includes(`of task ${taskId} `);
+  return job.payload.task_id === taskId;
+}
+
+/** The evaluator's answer for `of` criteria, with the 1-based ids in `unmet` judged unmet. */
+export function acceptanceAnswer(of: number, unmet: number[] = []) {
+  return JSON.stringify({
+    criteria: Array.from({ length: of }, (_, i) => ({ id: i + 1, met: !unmet.includes(i + 1), reason: unmet.includes(i + 1) ? "no evidence" : "seen" })),
+  });
+}
+
+/** Leases the task's evaluator job (a `utility` job with the acceptance schema) and answers it. */
+export async function runEvaluator(runnerToken: string, taskId: string, of: number, unmet: number[] = [], runtime = "claude") {
+  const [job] = await leaseStages(runnerToken, 1, { taskId });
+  expect(job, "no evaluator job").toBeDefined();
+  expect(job!.kind).toBe("utility");
+  expect((job!.payload as any).output_schema).toBe("acceptance");
+  await completeStage(runnerToken, job!, { text: acceptanceAnswer(of, unmet), runtime });
+  return job!;
 }
 
 export async function handoff(memberToken: string, packet: Record<string, unknown>) {

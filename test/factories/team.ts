@@ -47,3 +47,13 @@ export async function putTeamDispatchLimits(value: Record<string, unknown>) {
   const { TEAM_DISPATCH_FIELDS } = await import("../../src/team/limits");
   await writeSection(db(), defineConfigSection("dispatch", z.object(TEAM_DISPATCH_FIELDS)), value, "test", new Date());
 }
+
+/**
+ * Rounds started from code run for employees the registry lacks, so their evaluator cannot default
+ * to the employee's runtime: name one (`[goals] evaluator`), as an operator could.
+ */
+export async function nameEvaluator(evaluator: { runtime: string; model?: string } = { runtime: "claude", model: "claude-judge-1" }) {
+  const res = await call("/v1/config/goals", { method: "PUT", body: { evaluator } });
+  if (res.status !== 200) throw new Error(`PUT /v1/config/goals: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}

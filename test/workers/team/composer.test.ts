@@ -1,30 +1,36 @@
 import { describe, expect, it } from "vitest";
-import {
-  assignSubtasks,
-  beginRound,
-  bestRound,
-  onStageEnd,
-  type RoundState,
-  type StageEnd,
-  type Transition,
-} from "../../../src/team/composer";
+import { evaluateRound } from "../../../src/team/acceptance";
+import { assignSubtasks, beginRound, onStageEnd, type RoundState, type StageEnd, type Transition } from "../../../src/team/composer";
 
 let n = 0;
 const ids = () => `stg_${++n}`;
-const plan = (executors = 3, repair = true) => ({ planner: true, executors, verifier: true as const, repair, utility: true });
+const plan = (executors = 3, repair = true, utility = false) => ({ planner: true, executors, verifier: true as const, repair, utility });
 
-function start(opts: { executors?: number; repair?: boolean; mode?: "team" | "gray" } = {}) {
+function start(opts: { executors?: number; repair?: boolean; utility?: boolean; mode?: "team" | "gray" | "solo" } = {}) {
+  const mode = opts.mode ?? "team";
   return beginRound(
     {
       round_id: "trnd_1",
       task_id: "task_1",
       round_no: 1,
-      mode: opts.mode ?? "team",
-      plan: plan(opts.executors, opts.repair),
+      mode,
+      ...(mode === "solo" ? {} : { plan: plan(opts.executors, opts.repair, opts.utility) }),
       degrade_steps: [],
     },
     ids,
   );
+}
+
+/** The evaluator's end: `unmet` criterion ids out of `of`, judged by a readable answer. */
+async function judged(stage_id: string, unmet: number[], of = 3, verifier?: { verdict: "PASS" | "FAIL"; repaired: boolean }): Promise<StageEnd> {
+  const answer = JSON.stringify({ criteria: Array.from({ length: of }, (_, i) => ({ id: i + 1, met: !unmet.includes(i + 1), reason: "r" })) });
+  const evaluation = await evaluateRound({
+    criteria: Array.from({ length: of }, (_, i) => `c${i + 1}`),
+    implicit: false,
+    answer,
+    ...(verifier ? { verifier: { ...verifier, unparseable: false } } : {}),
+  });
+  return { stage_id, status: "completed", packets: [], evaluation };
 }
 
 const sub = (packet_id: string, depends_on: string[] = []) => ({ packet_id, depends_on });
@@ -100,32 +106,72 @@ describe("round composer", () => {
     expect(t.state.phase).toBe("verifying");
   });
 
-  it("absorbs a failed executor when a sibling succeeded (the replica step) and records it", () => {
+  it("gives a failed executor one replica on the same subtasks, and verifies once the replica ended", () => {
     let t = start();
     t = onStageEnd(t.state, done(t.launch[0]!, [sub("a"), sub("b")]), ids);
     const [e1, e2] = t.launch;
     t = onStageEnd(t.state, failed(e1!), ids);
+    expect(t.launch).toHaveLength(1);
+    const replica = t.state.stages.find((s) => s.stage_id === t.launch[0]);
+    expect(replica).toMatchObject({ kind: "execute", role: "executor", inputs: ["a"], replica_of: e1, status: "pending" });
     t = onStageEnd(t.state, done(e2!, [sub("y")]), ids);
+    expect(t.state.phase).toBe("executing");
+    t = onStageEnd(t.state, done(replica!.stage_id, [sub("x")]), ids);
     expect(t.state).toMatchObject({ phase: "verifying", absorbed_failures: [e1] });
+    expect(byKind(t.state, "verify")[0]!.inputs).toEqual(["y", "x"]);
   });
 
-  it("needs a human when every executor failed", () => {
+  it("absorbs a failed executor whose replica failed too when a sibling succeeded, and gives no second replica", () => {
+    let t = start();
+    t = onStageEnd(t.state, done(t.launch[0]!, [sub("a"), sub("b")]), ids);
+    const [e1, e2] = t.launch;
+    t = onStageEnd(t.state, failed(e1!), ids);
+    const replica = t.launch[0]!;
+    t = onStageEnd(t.state, failed(replica), ids);
+    expect(t.launch).toEqual([]);
+    t = onStageEnd(t.state, done(e2!, [sub("y")]), ids);
+    expect(t.state).toMatchObject({ phase: "verifying", absorbed_failures: [e1, replica] });
+  });
+
+  it("gives no replica when the budget refused the spawn, and needs a human when every executor failed", () => {
     let t = start();
     t = onStageEnd(t.state, done(t.launch[0]!, [sub("a")]), ids);
     t = onStageEnd(t.state, failed(t.launch[0]!, "timeout"), ids);
+    t = onStageEnd(t.state, failed(t.launch[0]!, "budget_exhausted"), ids);
     expect(t.state).toMatchObject({ phase: "needs_human", outcome: { reason: "team_stage_failed" } });
+    expect(byKind(t.state, "execute")).toHaveLength(2);
   });
 
-  it("settles on a verifier PASS", () => {
+  it("runs the utility role's synthesis between the executors and the verifier when the plan keeps it", () => {
+    let t = start({ utility: true });
+    t = onStageEnd(t.state, done(t.launch[0]!, [sub("a")]), ids);
+    t = onStageEnd(t.state, done(t.launch[0]!, [sub("out")]), ids);
+    expect(t.state.phase).toBe("synthesizing");
+    const [synth] = byKind(t.state, "synthesize");
+    expect(synth).toMatchObject({ role: "utility", inputs: ["out"] });
+    t = onStageEnd(t.state, done(synth!.stage_id), ids);
+    expect(t.state.phase).toBe("verifying");
+    expect(byKind(t.state, "verify")[0]!.inputs).toEqual(["out"]);
+  });
+
+  it("sends a verifier PASS to the acceptance path, which accepts when every criterion is met", async () => {
     const v = toVerify();
-    const t = onStageEnd(v.state, done(v.launch[0]!, [], { verdict: "PASS" } as Partial<StageEnd>), ids);
-    expect(t).toMatchObject({
-      ended: true,
-      state: { phase: "settled", verdict: "PASS", verdict_source: "verifier", outcome: { reason: "verifier_pass" } },
-    });
+    let t = onStageEnd(v.state, done(v.launch[0]!, [], { verdict: "PASS" } as Partial<StageEnd>), ids);
+    expect(t.state).toMatchObject({ phase: "evaluating", verdict: "PASS", verdict_source: "verifier" });
+    const [evaluate] = byKind(t.state, "evaluate");
+    expect(evaluate).toMatchObject({ role: "evaluator", status: "pending" });
+    t = onStageEnd(t.state, await judged(evaluate!.stage_id, [], 3, { verdict: "PASS", repaired: false }), ids);
+    expect(t).toMatchObject({ ended: true, state: { phase: "accepted", outcome: { reason: "acceptance_passed" } } });
   });
 
-  it("gives the executor exactly one repair pass on a FAIL, limited to the subtasks and the verifier's gaps, then settles", () => {
+  it("rejects a round whose verifier passed but the evaluator finds a criterion unmet", async () => {
+    const v = toVerify();
+    let t = onStageEnd(v.state, done(v.launch[0]!, [], { verdict: "PASS" } as Partial<StageEnd>), ids);
+    t = onStageEnd(t.state, await judged(byKind(t.state, "evaluate")[0]!.stage_id, [2]), ids);
+    expect(t.state).toMatchObject({ phase: "rejected", outcome: { reason: "criteria_unmet" }, evaluation: { unmet: [2] } });
+  });
+
+  it("gives the executor exactly one repair pass on a FAIL, limited to the subtasks and the verifier's gaps, then judges the repaired work", async () => {
     const v = toVerify();
     let t = onStageEnd(
       v.state,
@@ -137,17 +183,20 @@ describe("round composer", () => {
     expect(repair).toMatchObject({ role: "executor", inputs: ["a", "b", "c", "gap1"] });
     expect(t.state.verdict_reasons).toEqual(["notes/b.md missing"]);
     t = onStageEnd(t.state, done(repair!.stage_id, [sub("fixed")]), ids);
-    expect(t).toMatchObject({
-      ended: true,
-      state: { phase: "settled", verdict: "FAIL", repaired: true, outcome: { reason: "verifier_fail_repaired" } },
-    });
+    // The repaired output goes to the acceptance path, which decides (the verifier is not asked again).
+    expect(t.state).toMatchObject({ phase: "evaluating", verdict: "FAIL", repaired: true });
     expect(byKind(t.state, "verify")).toHaveLength(1);
+    t = onStageEnd(t.state, await judged(byKind(t.state, "evaluate")[0]!.stage_id, [], 3, { verdict: "FAIL", repaired: true }), ids);
+    expect(t.state).toMatchObject({ phase: "accepted", evaluation: { stage_one: "repaired" } });
   });
 
-  it("settles a FAIL without repair when the budget gave up the second pass", () => {
+  it("sends a FAIL without repair straight to the acceptance path when the budget gave up the second pass, where it stands", async () => {
     const v = toVerify({ repair: false });
-    const t = onStageEnd(v.state, done(v.launch[0]!, [], { verdict: "FAIL" } as Partial<StageEnd>), ids);
-    expect(t.state).toMatchObject({ phase: "settled", outcome: { reason: "verifier_fail_no_repair" } });
+    let t = onStageEnd(v.state, done(v.launch[0]!, [], { verdict: "FAIL" } as Partial<StageEnd>), ids);
+    expect(t.state.phase).toBe("evaluating");
+    // Even an evaluator that finds every criterion met does not overturn the unrepaired FAIL.
+    t = onStageEnd(t.state, await judged(byKind(t.state, "evaluate")[0]!.stage_id, [], 3, { verdict: "FAIL", repaired: false }), ids);
+    expect(t.state).toMatchObject({ phase: "rejected", outcome: { reason: "verifier_fail_unrepaired" }, evaluation: { stage_one: "rejected" } });
   });
 
   it("counts an unreadable verdict as FAIL and says so (fail closed)", () => {
@@ -183,18 +232,16 @@ describe("round composer", () => {
   });
 
   describe("gray zone", () => {
-    it("goes solo with the plan kept when the real plan has fewer than 4 independent subtasks", () => {
+    it("goes on as the employee's own run, with the plan to read, when the real plan has fewer than 4 independent subtasks", () => {
       const t0 = start({ mode: "gray" });
       const t = onStageEnd(t0.state, done(t0.launch[0]!, [sub("a"), sub("b"), sub("c", ["a"])]), ids);
       expect(t).toMatchObject({
-        ended: true,
-        state: {
-          phase: "solo",
-          subtasks: ["a", "b", "c"],
-          regate: { decision: "solo", independent: 1 },
-          outcome: { reason: "regate_solo" },
-        },
+        ended: false,
+        state: { phase: "working", subtasks: ["a", "b", "c"], regate: { decision: "solo", independent: 1 } },
       });
+      const [work] = byKind(t.state, "work");
+      expect(work).toMatchObject({ role: "employee", inputs: ["a", "b", "c"] });
+      expect(t.launch).toEqual([work!.stage_id]);
     });
 
     it("forms the team when the real plan has at least 4 independent subtasks", () => {
@@ -205,11 +252,32 @@ describe("round composer", () => {
     });
   });
 
-  it("ranks the best round: PASS over FAIL, repaired over not, more executors, then later", () => {
-    const r = (round_no: number, extra: Partial<RoundState>): RoundState => ({ ...start().state, round_no, ...extra });
-    expect(bestRound([r(1, { verdict: "FAIL" }), r(2, { verdict: "PASS" }), r(3, {})])?.round_no).toBe(2);
-    expect(bestRound([r(1, { verdict: "FAIL", repaired: true }), r(2, { verdict: "FAIL" })])?.round_no).toBe(1);
-    expect(bestRound([r(1, {}), r(2, {})])?.round_no).toBe(2);
-    expect(bestRound([])).toBeUndefined();
+  describe("solo round", () => {
+    it("starts with the employee's own run, then the evaluator, then accepts or rejects on the criteria", async () => {
+      let t = start({ mode: "solo" });
+      expect(t.state).toMatchObject({ phase: "working", stages: [{ kind: "work", role: "employee", status: "pending" }] });
+      expect(t.state.plan).toBeUndefined();
+      t = onStageEnd(t.state, done(t.launch[0]!), ids);
+      expect(t.state.phase).toBe("evaluating");
+      const rejected = onStageEnd(t.state, await judged(t.launch[0]!, [1, 3]), ids);
+      expect(rejected.state).toMatchObject({ phase: "rejected", evaluation: { unmet: [1, 3], stage_one: "absent" } });
+      const accepted = onStageEnd(t.state, await judged(t.launch[0]!, []), ids);
+      expect(accepted.state.phase).toBe("accepted");
+    });
+
+    it("needs a human when the employee's run fails, and says it was the work", () => {
+      const t0 = start({ mode: "solo" });
+      expect(onStageEnd(t0.state, failed(t0.launch[0]!, "not_logged_in"), ids).state).toMatchObject({
+        phase: "needs_human",
+        outcome: { reason: "work_failed", pause_class: "infra" },
+      });
+    });
+
+    it("parks for a human when the evaluator is the offline runtime, which cannot judge", () => {
+      let t = start({ mode: "solo" });
+      t = onStageEnd(t.state, done(t.launch[0]!), ids);
+      t = onStageEnd(t.state, failed(t.launch[0]!, "evaluator_offline_runtime"), ids);
+      expect(t.state).toMatchObject({ phase: "needs_human", outcome: { reason: "evaluator_offline_runtime", pause_class: "blocked_needs_decision" } });
+    });
   });
 });

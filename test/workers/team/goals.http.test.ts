@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
 import { call, createRunner } from "../../factories";
 import { packet } from "../../factories/packets";
-import { completeStage, failStage, handoff, leaseStages, type LeasedStage } from "../../factories/scripted-runner";
+import { completeStage, failStage, handoff, leaseStages, runEvaluator, type LeasedStage } from "../../factories/scripted-runner";
 import { eventsOf, putTeamConfig, SEED_TEAM } from "../../factories/team";
 
 /** Team-as-Agent over HTTP only: employees with their own [team], goals, the task view and its settle. */
@@ -37,18 +37,24 @@ async function taskOf(taskId: string, done: (t: any) => boolean, timeoutMs = 20_
   throw new Error(`task ${taskId} never got there: ${JSON.stringify(task)}`);
 }
 
-async function runRound(runner: string, taskId: string, verdict: "PASS" | "FAIL") {
+/** One team round: planner, one executor, the utility's synthesis, the verifier (and repair on FAIL), the evaluator. */
+async function runRound(runner: string, taskId: string, verdict: "PASS" | "FAIL", unmet: number[] = [], round = 1) {
   const [plan] = await leaseStages(runner, 1, { taskId });
-  expect((await handoff(plan!.payload.member_token, packet(taskId, 1, "planner", "executor", { packet_id: "a" }))).status).toBe(201);
+  expect(plan!.payload.round).toBe(round);
+  expect((await handoff(plan!.payload.member_token, packet(taskId, round, "planner", "executor", { packet_id: "a" }))).status).toBe(201);
   await completeStage(runner, plan!, { text: "planned" });
   const exec = (await leaseStages(runner, 1, { taskId }))[0] as LeasedStage;
   await completeStage(runner, exec, { text: "done", evidence: { native_tool_events: 1 }, tool_activity: [], artifact_receipts: [] });
+  const [synth] = await leaseStages(runner, 1, { taskId });
+  expect(synth!.payload).toMatchObject({ role: "utility", stage: "synthesize" });
+  await completeStage(runner, synth!, { text: "Synthesis: a done" });
   const [verify] = await leaseStages(runner, 1, { taskId });
   await completeStage(runner, verify!, { verdict, reasons: verdict === "FAIL" ? ["notes/b.md missing"] : [] });
   if (verdict === "FAIL") {
     const [repair] = await leaseStages(runner, 1, { taskId });
     await completeStage(runner, repair!, { text: "repaired" });
   }
+  await runEvaluator(runner, taskId, GOAL.acceptance_criteria.length, unmet);
 }
 
 describe("employees with their own [team]", () => {
@@ -121,7 +127,7 @@ describe("POST /v1/employees/:id/goals", () => {
     await completeStage(runner.token, plan!, { text: "no plan" });
   });
 
-  it("settles the goal task done when the verifier passes, and failed when it fails after the repair pass", async () => {
+  it("settles the goal task done when the acceptance path accepts, and starts round 2 when it rejects the repaired work", async () => {
     await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
     await putEmployee("dai");
     const runner = await createRunner("goals-2");
@@ -129,16 +135,22 @@ describe("POST /v1/employees/:id/goals", () => {
     const passed = (await goal("dai")).body.task_id;
     await runRound(runner.token, passed, "PASS");
     const done = await taskOf(passed, (t) => t.status !== "assigned");
-    expect(done).toMatchObject({ status: "done", retry_count: 0, settled_by: "team" });
-    expect(done.role_turns.map((r: any) => r.role)).toEqual(["planner", "executor", "verifier"]);
+    expect(done).toMatchObject({ status: "done", retry_count: 0, settled_by: "goal_loop", goal_loop: { state: "ended", rounds_used: 1 } });
+    expect(done.role_turns.map((r: any) => r.role)).toEqual(["planner", "executor", "utility", "verifier", "evaluator"]);
+    expect((await eventsOf("goal_accepted", passed))[0]!.payload).toMatchObject({ status: "done", rounds: 1 });
 
     const failed = (await goal("dai")).body.task_id;
-    await runRound(runner.token, failed, "FAIL");
-    const rejected = await taskOf(failed, (t) => t.status !== "assigned");
-    expect(rejected).toMatchObject({ status: "failed", retry_count: 1 });
-    expect(rejected.rounds[0]).toMatchObject({ verdict: "FAIL", repaired: true });
-    const [settledEvent] = (await eventsOf("task.settled")).filter((e) => e.subject === failed);
-    expect(settledEvent!.payload).toMatchObject({ status: "failed", by: "team" });
+    await runRound(runner.token, failed, "FAIL", [2]);
+    const next = await taskOf(failed, (t) => t.rounds.length === 2);
+    expect(next).toMatchObject({ status: "assigned", goal_loop: { state: "working", rounds_used: 2, last_evaluation: { round: 1, unmet: [2] } } });
+    expect(next.rounds[0]).toMatchObject({ phase: "rejected", verdict: "FAIL", repaired: true, evaluation: { stage_one: "repaired" } });
+    expect(next.rounds[1]).toMatchObject({ mode: "team", phase: "planning" });
+    // Round 2 re-checked the frozen spec before spending a spawn, and its planner aims at the gap.
+    const started = (await eventsOf("team_round_started", failed)).find((e) => e.payload.round === 2);
+    expect(started!.payload).toMatchObject({ spec_recheck: "ok" });
+    const [plan2] = await leaseStages(runner.token, 1, { taskId: failed });
+    expect(plan2!.payload.input.prompt).toContain("## Still unmet after round 1\n- 2. notes/b.md exists — no evidence");
+    expect((await call(`/v1/tasks/${failed}/settle`, { body: { status: "failed" } })).status).toBe(200);
   });
 
   it("lets the team tick settle a goal task whose round ended without its settle (the process stopped in between)", async () => {
@@ -153,7 +165,7 @@ describe("POST /v1/employees/:id/goals", () => {
     const tick = await call("/v1/admin/ticks/team", { method: "POST" });
     expect(tick.status).toBe(200);
     expect(tick.body.summary.tasks_settled).toBe(1);
-    expect((await call(`/v1/tasks/${taskId}`)).body).toMatchObject({ status: "done", settled_by: "team" });
+    expect((await call(`/v1/tasks/${taskId}`)).body).toMatchObject({ status: "done", settled_by: "goal_loop" });
     expect((await call("/v1/admin/ticks/team", { method: "POST" })).body.summary.tasks_settled).toBe(0);
   });
 
@@ -170,7 +182,7 @@ describe("POST /v1/employees/:id/goals", () => {
     expect(settle.status).toBe(200);
     const task = (await call(`/v1/tasks/${taskId}`)).body;
     expect(task.status).toBe("failed");
-    expect(task.settled_by).not.toBe("team");
+    expect(task.settled_by).not.toBe("goal_loop");
     expect(task.rounds[0]).toMatchObject({ phase: "cancelled", outcome: { status: "cancelled", reason: "task_settled" } });
     expect((await eventsOf("team_round_cancelled", taskId)).length).toBe(1);
     // The running member's runner learns the round is over; its handoffs are refused.
@@ -236,30 +248,33 @@ describe("POST /v1/employees/:id/goals", () => {
     expect(await taskOf(taskId, (t) => t.status !== "assigned")).toMatchObject({ status: "needs_human", pause_class: "no_progress" });
   });
 
-  it("keeps a solo goal solo: no round starts, and the task shows the gate that decided it", async () => {
+  it("works a solo goal as the employee's own run: a solo round starts, and the task shows the gate that decided it", async () => {
     await putTeamConfig(SEED_TEAM);
     await putEmployee("fumi");
     const res = await goal("fumi", { ...GOAL, signals: { independent_items: 1 } });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ gate: { decision: "solo", reason: "signals_solo" } });
-    expect(res.body).not.toHaveProperty("round");
+    expect(res.body).toMatchObject({ gate: { decision: "solo", reason: "signals_solo" }, round: { round: 1, mode: "solo", phase: "working" } });
     const task = (await call(`/v1/tasks/${res.body.task_id}`)).body;
-    expect(task).toMatchObject({ status: "assigned", gate: { decision: "solo" } });
-    expect(task).not.toHaveProperty("rounds");
+    expect(task).toMatchObject({ status: "assigned", gate: { decision: "solo" }, goal_loop: { state: "working", rounds_budget: 5 } });
+    expect(task.rounds).toEqual([expect.objectContaining({ mode: "solo", phase: "working", stages: [expect.objectContaining({ kind: "work", role: "employee" })] })]);
+    expect(task).not.toHaveProperty("team_budget");
+    expect((await call(`/v1/tasks/${res.body.task_id}/settle`, { body: { status: "failed" } })).status).toBe(200);
   });
 
-  it("with the team switched off for the employee records nothing of the team: the task reads as without the feature", async () => {
+  it("with the team switched off for the employee records nothing of the team: only the employee's own rounds", async () => {
     await putTeamConfig(SEED_TEAM);
     await putEmployee("gin", { team: { enabled: false } });
     const res = await goal("gin");
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ gate: { decision: "solo", reason: "team_disabled" } });
+    expect(res.body).toMatchObject({ gate: { decision: "solo", reason: "team_disabled" }, round: { mode: "solo" } });
     const task = (await call(`/v1/tasks/${res.body.task_id}`)).body;
-    for (const field of ["gate", "team_spec", "rounds", "role_turns", "team_refused"]) expect(task).not.toHaveProperty(field);
+    for (const field of ["gate", "team_spec", "team_budget", "team_refused"]) expect(task).not.toHaveProperty(field);
+    expect(task.rounds.map((r: any) => r.mode)).toEqual(["solo"]);
     expect(await eventsOf("team_", res.body.task_id)).toEqual([]);
+    expect((await call(`/v1/tasks/${res.body.task_id}/settle`, { body: { status: "failed" } })).status).toBe(200);
   });
 
-  it("answers an explicitly enabled but invalid team with a visible refusal and a solo task", async () => {
+  it("answers an explicitly enabled but invalid team with a visible refusal, and says the goal runs solo", async () => {
     await putTeamConfig({
       enabled: true,
       roles: { executor: { runtime: "codex", model: "gpt-5.5" }, verifier: { runtime: "codex", model: "gpt-5.5-mini" } },
@@ -267,9 +282,17 @@ describe("POST /v1/employees/:id/goals", () => {
     await putEmployee("hana");
     const res = await goal("hana");
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ team_refused: { reason: "verifier_same_family", role: "verifier" } });
-    expect(res.body).not.toHaveProperty("round");
-    expect((await call(`/v1/tasks/${res.body.task_id}`)).body).toMatchObject({ team_refused: { reason: "verifier_same_family" } });
+    expect(res.body).toMatchObject({
+      gate: { decision: "solo", reason: "verifier_same_family", signals: { held: 3 } },
+      team_refused: { reason: "verifier_same_family", role: "verifier" },
+      round: { mode: "solo" },
+    });
+    expect((await call(`/v1/tasks/${res.body.task_id}`)).body).toMatchObject({
+      gate: { decision: "solo", reason: "verifier_same_family" },
+      team_refused: { reason: "verifier_same_family", gate: { decision: "team", reason: "signals_team" } },
+    });
+    expect((await eventsOf("team_refused", res.body.task_id)).length).toBe(1);
+    expect((await call(`/v1/tasks/${res.body.task_id}/settle`, { body: { status: "failed" } })).status).toBe(200);
   });
 
   it("refuses bad input and unknown employees without creating anything", async () => {

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { getTeamAdmission } from "../../../src/durable-objects/team-admission";
 import { openTeamGoal } from "../../../src/team/goals";
 import { readTeamLimits } from "../../../src/team/limits";
@@ -7,17 +7,19 @@ import { abortTeamRound, startTeamRound } from "../../../src/team/round-driver";
 import { teamTick } from "../../../src/team/round-handler";
 import { call, createRunner } from "../../factories";
 import { packet } from "../../factories/packets";
-import { completeStage, handoff, lastRound, leaseStages, waitForTeamTask, type LeasedStage } from "../../factories/scripted-runner";
-import { db, employee, eventsOf, newTaskId, putTeamConfig, putTeamDispatchLimits, SEED_TEAM } from "../../factories/team";
+import { completeStage, handoff, lastRound, leaseStages, runEvaluator, waitForTeamTask, type LeasedStage } from "../../factories/scripted-runner";
+import { db, employee, eventsOf, nameEvaluator, newTaskId, putTeamConfig, putTeamDispatchLimits, SEED_TEAM } from "../../factories/team";
 
 const goal = { title: "Write the notes", acceptance_criteria: ["a", "b", "c"] };
 const teamSignals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
 
-async function teamTask(fanout = 3, gate: "team" | "gray" = "team") {
+beforeAll(() => nameEvaluator());
+
+async function teamTask(fanout = 3, gate: "team" | "gray" = "team", who = employee()) {
   await putTeamConfig({ ...SEED_TEAM, executor_fanout: fanout });
   const taskId = newTaskId();
   const signals = gate === "team" ? teamSignals : { independent_items: 5, dependency_hubs: 0, fits_one_context: false };
-  const opened = await openTeamGoal(db(), { taskId, employee: employee(), goal, signals }, new Date());
+  const opened = await openTeamGoal(db(), { taskId, employee: who, goal, signals }, new Date());
   expect(opened).toMatchObject({ gate: { decision: gate } });
   return taskId;
 }
@@ -54,9 +56,11 @@ describe("spawn budget across rounds", () => {
     expect(r1).toMatchObject({ plan: { executors: 3, repair: true, utility: true }, degrade_steps: [] });
     await plan(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, [{ id: "a" }, { id: "b" }, { id: "c" }]);
     await finishExecutors(runner.token, await leaseStages(runner.token, 3, { taskId }));
+    await completeStage(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, { text: "Synthesis" });
     await completeStage(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, { verdict: "FAIL", reasons: ["b is wrong"] });
     await finishExecutors(runner.token, await leaseStages(runner.token, 1, { taskId }));
-    await waitForTeamTask(taskId, (v) => lastRound(v).phase === "settled");
+    await runEvaluator(runner.token, taskId, 3, [2]);
+    await waitForTeamTask(taskId, (v) => lastRound(v).phase === "rejected");
 
     // Round 2: 2 spawns left → utility, then the repair pass, then the replicas are given up; 3 still does not fit.
     const r2 = (await startTeamRound(env, taskId, new Date())).state;
@@ -67,7 +71,7 @@ describe("spawn budget across rounds", () => {
     });
     const [exhausted] = await eventsOf("team_budget_exhausted", taskId);
     expect(exhausted!.payload).toMatchObject({
-      best_round: { round_id: r1.round_id, round: 1, verdict: "FAIL" },
+      best_round: { round_id: r1.round_id, round: 1, verdict: "FAIL", met: 2, of: 3, unmet: [2] },
       steps: ["utility", "verifier_second_pass", "executor_replica"],
     });
     const view = (await call(`/v1/team/tasks/${taskId}`)).body;
@@ -163,8 +167,10 @@ describe("scaffold admission across rounds", () => {
 });
 
 describe("gray zone", () => {
-  it("runs the planner once and goes solo with the plan kept when it finds fewer than 4 independent subtasks", async () => {
-    const taskId = await teamTask(2, "gray");
+  it("runs the planner once and goes on as the employee's own run, with the plan, when it finds fewer than 4 independent subtasks", async () => {
+    const put = await call("/v1/employees/gray-emp", { method: "PUT", body: { name: "Gray", runtime: "claude", model: { preferred: "claude-sonnet-4-6" } } });
+    expect(put.status).toBe(200);
+    const taskId = await teamTask(2, "gray", employee({ id: "gray-emp" }));
     const runner = await createRunner("gray-runner");
     const { state } = await startTeamRound(env, taskId, new Date());
     expect(state.mode).toBe("gray");
@@ -173,13 +179,18 @@ describe("gray zone", () => {
       { id: "y" },
       { id: "z", depends_on: ["x"] },
     ]);
-    const view = await waitForTeamTask(taskId, (v) => lastRound(v).phase === "solo");
-    expect(lastRound(view)).toMatchObject({
-      subtasks: ["x", "y", "z"],
-      regate: { decision: "solo", independent: 1 },
-      outcome: { reason: "regate_solo" },
-    });
-    await expect(startTeamRound(env, taskId, new Date())).rejects.toMatchObject({ code: "conflict" });
+    const view = await waitForTeamTask(taskId, (v) => lastRound(v).phase === "working");
+    expect(lastRound(view)).toMatchObject({ subtasks: ["x", "y", "z"], regate: { decision: "solo", independent: 1 } });
+    // The employee itself works the round, with the planner's subtasks to read.
+    const [work] = await leaseStages(runner.token, 1, { taskId });
+    expect(work!.kind).toBe("employee_turn");
+    expect(work!.payload).toMatchObject({ employee_id: "gray-emp", runtime: "claude", model: "claude-sonnet-4-6", round: 1 });
+    const prompt = (work!.payload as any).prompt as string;
+    expect(prompt.split("\n")[0]).toBe("# Goal round 1 for Gray");
+    expect(prompt).toContain("## The planner's subtasks for this round");
+    await completeStage(runner.token, work!, { text: "done", runtime: "claude" });
+    await runEvaluator(runner.token, taskId, 3);
+    await waitForTeamTask(taskId, (v) => lastRound(v).phase === "accepted");
   });
 
   it("forms the team on a real decomposition of at least 4 independent subtasks", async () => {

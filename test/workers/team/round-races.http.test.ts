@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { jobs, teamRoundVersions } from "../../../src/db/schema";
 import { getTeamAdmission } from "../../../src/durable-objects/team-admission";
 import { openTeamGoal } from "../../../src/team/goals";
@@ -9,8 +9,8 @@ import { startTeamRound } from "../../../src/team/round-driver";
 import { onTeamStageJobEnd, teamTick } from "../../../src/team/round-handler";
 import { call, createRunner } from "../../factories";
 import { packet } from "../../factories/packets";
-import { completeStage, handoff, lastRound, leaseStages, waitForTeamTask } from "../../factories/scripted-runner";
-import { db, employee, newTaskId, putTeamConfig, SEED_TEAM } from "../../factories/team";
+import { completeStage, handoff, lastRound, leaseStages, runEvaluator, waitForTeamTask } from "../../factories/scripted-runner";
+import { db, employee, nameEvaluator, newTaskId, putTeamConfig, SEED_TEAM } from "../../factories/team";
 
 const teamSignals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
 
@@ -22,6 +22,8 @@ async function teamTask(goal = { title: "Write the notes", acceptance_criteria: 
 }
 
 describe("rounds under concurrency", () => {
+  beforeAll(() => nameEvaluator());
+
   it("applies repeated and concurrent owner calls for sibling stages exactly once each", async () => {
     const taskId = await teamTask();
     const runner = await createRunner("race-runner");
@@ -47,15 +49,15 @@ describe("rounds under concurrency", () => {
 
     const view = (await call(`/v1/team/tasks/${taskId}`)).body;
     const round = lastRound(view);
-    expect(round.phase).toBe("verifying");
-    expect(round.stages.filter((s: any) => s.kind === "verify")).toHaveLength(1);
+    expect(round.phase).toBe("synthesizing");
+    expect(round.stages.filter((s: any) => s.kind === "synthesize")).toHaveLength(1);
     expect(round.stages.filter((s: any) => s.kind === "execute").map((s: any) => s.status)).toEqual(["completed", "completed"]);
     const turns = await listRoleTurns(db(), taskId);
     expect(turns.filter((t) => t.role === "executor")).toHaveLength(2);
-    const verifyJobs = (await db().select().from(jobs).where(eq(jobs.ownerId, state.round_id)).all()).filter(
-      (j) => j.payload.stage === "verify",
+    const synthJobs = (await db().select().from(jobs).where(eq(jobs.ownerId, state.round_id)).all()).filter(
+      (j) => j.payload.stage === "synthesize",
     );
-    expect(verifyJobs).toHaveLength(1);
+    expect(synthJobs).toHaveLength(1);
     // Every state change took exactly one version; none was lost to a racing writer.
     const versions = await db().select().from(teamRoundVersions).where(eq(teamRoundVersions.roundId, state.round_id)).all();
     expect(versions.map((v) => v.version).sort((a, b) => a - b)).toEqual(Array.from({ length: round.version }, (_, i) => i + 1));
@@ -63,9 +65,11 @@ describe("rounds under concurrency", () => {
     // The runner's own completions of the same jobs later change nothing.
     for (const job of executors) await completeStage(runner.token, job, { text: "done" });
     expect(lastRound((await call(`/v1/team/tasks/${taskId}`)).body).version).toBe(round.version);
+    await completeStage(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, { text: "Synthesis" });
     const [verify] = await leaseStages(runner.token, 1, { taskId });
     await completeStage(runner.token, verify!, { verdict: "PASS" });
-    await waitForTeamTask(taskId, (v) => lastRound(v).phase === "settled");
+    await runEvaluator(runner.token, taskId, 3);
+    await waitForTeamTask(taskId, (v) => lastRound(v).phase === "accepted");
   });
 
   it("refuses to start a second round while one is in progress, even when both starts race", async () => {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { credentials, jobs } from "../../../src/db/schema";
 import { openTeamGoal } from "../../../src/team/goals";
 import { startTeamRound } from "../../../src/team/round-driver";
@@ -12,11 +12,13 @@ import {
   handoff,
   lastRound,
   leaseStages,
+  runEvaluator,
   waitForTeamTask,
   type LeasedStage,
 } from "../../factories/scripted-runner";
 import { db, employee, eventsOf, newTaskId, putTeamConfig, SEED_TEAM } from "../../factories/team";
 
+const TERMINAL = new Set(["accepted", "rejected", "needs_human", "failed", "cancelled"]);
 const goal = { title: "Write the onboarding notes", acceptance_criteria: ["notes/a.md exists", "notes/b.md exists", "index links both"] };
 const teamSignals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
 const PLANNER_NARRATIVE = "Planner musing: the onboarding flow is probably in docs/legacy";
@@ -92,8 +94,22 @@ async function runExecutor(runner: string, job: LeasedStage, opts: { fidelityCla
   });
 }
 
+/** The utility role's synthesis: read-only, its text is what the acceptance path reads. */
+async function runSynthesis(runner: string, taskId: string, text = "Synthesis: notes written") {
+  const [job] = await leaseStages(runner, 1, { taskId });
+  expect(job!.payload).toMatchObject({ role: "utility", stage: "synthesize", runtime: "claude", model: "claude-haiku-4-5" });
+  await completeStage(runner, job!, { text, runtime: "claude", model: "claude-haiku-4-5" });
+  return job!;
+}
+
 describe("a team round through the dispatch queue, the runner inbox and a scripted runner", () => {
-  it("plans, fans out, verifies PASS and settles; the verifier sees criteria, executor packets, tool activity and receipts, never the planner's narrative", async () => {
+  beforeAll(async () => {
+    // These rounds are started from code for employees the registry lacks: the evaluator is named.
+    const res = await call("/v1/config/goals", { method: "PUT", body: { evaluator: { runtime: "claude", model: "claude-judge-1" } } });
+    expect(res.status).toBe(200);
+  });
+
+  it("plans, fans out, synthesizes, verifies PASS and is accepted by the evaluator; the verifier sees criteria, executor packets, tool activity and receipts, never the planner's narrative", async () => {
     const taskId = await teamTask();
     const runner = await createRunner("scripted-1");
     const { state } = await startTeamRound(env, taskId, new Date());
@@ -110,6 +126,8 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     // Executors do get their subtask packets (the planner's words); the verifier below must not.
     expect(executors[0]!.payload.input.prompt).toContain("Planner musing");
     await Promise.all(executors.map((j) => runExecutor(runner.token, j)));
+    const synth = await runSynthesis(runner.token, taskId, "Synthesis: a and b written");
+    expect(synth.payload.input.prompt).toContain("Wrote notes/a.md");
 
     const [verify] = await leaseStages(runner.token, 1, { taskId });
     expect(verify!.payload).toMatchObject({
@@ -125,15 +143,31 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     expect(prompt).toContain("notes/a.md 128B sha256=3f2a0000… exists");
     expect(prompt).not.toContain("Planner musing");
     expect(prompt).not.toContain(EXECUTOR_PROSE);
+    // The verifier never reads the synthesis either: it judges packets and evidence.
+    expect(prompt).not.toContain("Synthesis: a and b written");
     await completeStage(runner.token, verify!, { runtime: "antigravity", model: "gemini-3.7-flash", verdict: "PASS", reasons: [] });
 
-    const view = await waitForTeamTask(taskId, (v) => lastRound(v).phase === "settled");
-    expect(lastRound(view)).toMatchObject({ verdict: "PASS", outcome: { status: "settled", reason: "verifier_pass" } });
+    // The acceptance path: the evaluator reads the synthesis, the receipts and the verifier's verdict.
+    const evaluator = await runEvaluator(runner.token, taskId, 3);
+    expect(evaluator.payload).toMatchObject({ runtime: "claude", model: "claude-judge-1" });
+    const judging = (evaluator.payload as any).prompt as string;
+    expect(judging.split("\n")[0]).toBe("# Role: evaluator");
+    expect(judging).toContain("Synthesis: a and b written");
+    expect(judging).toContain("notes/a.md 128B sha256=3f2a0000… exists");
+    expect(judging).toContain("## The team's verifier said\nPASS");
+
+    const view = await waitForTeamTask(taskId, (v) => lastRound(v).phase === "accepted");
+    expect(lastRound(view)).toMatchObject({
+      verdict: "PASS",
+      outcome: { status: "accepted", reason: "acceptance_passed" },
+      evaluation: { source: "evaluator", accepted: true, unmet: [], stage_one: "passed" },
+    });
+    // Synthesis and evaluation spawn no member: the budget counts planner, two executors, verifier.
     expect(view.budget).toMatchObject({ spent: 4, held: 0, remaining: 8 });
 
     const roles = (await call(`/v1/tasks/${taskId}/roles`)).body;
     expect(roles.chain).toEqual({ ok: true });
-    expect(roles.role_turns.map((r: any) => r.role).sort()).toEqual(["executor", "executor", "planner", "verifier"]);
+    expect(roles.role_turns.map((r: any) => r.role).sort()).toEqual(["evaluator", "executor", "executor", "planner", "utility", "verifier"]);
     const exec = roles.role_turns.find((r: any) => r.role === "executor");
     expect(exec).toMatchObject({
       requested_runtime: "codex",
@@ -152,8 +186,8 @@ describe("a team round through the dispatch queue, the runner inbox and a script
 
     // Member tokens ended with the round, and the D1 job rows never held them.
     const stageJobs = await db().select().from(jobs).where(eq(jobs.ownerId, state.round_id)).all();
-    expect(stageJobs).toHaveLength(4);
-    for (const j of stageJobs) expect(j.payload.member_token).toBe("[redacted]");
+    expect(stageJobs.map((j) => j.kind).sort()).toEqual(["team_stage", "team_stage", "team_stage", "team_stage", "team_stage", "utility"]);
+    for (const j of stageJobs.filter((j) => j.kind === "team_stage")) expect(j.payload.member_token).toBe("[redacted]");
     const late = await handoff(plan!.payload.member_token, packet(taskId, 1, "planner", "executor", { packet_id: "late" }));
     expect(late.status).toBe(401);
     const tokens = await db().select().from(credentials).where(eq(credentials.kind, "member")).all();
@@ -166,17 +200,19 @@ describe("a team round through the dispatch queue, the runner inbox and a script
         "team_round_started",
         "team_stage_dispatched",
         "team_stage_completed",
-        "team_round_settled",
+        "team_round_accepted",
       ]),
     );
+    expect((await eventsOf("goal_round_evaluated", taskId))[0]!.payload).toMatchObject({ accepted: true, met: 3, of: 3, unmet: [] });
   });
 
-  it("gives one repair pass after a verifier FAIL, then settles with the repaired output", async () => {
+  it("gives one repair pass after a verifier FAIL, then the acceptance path judges the repaired output", async () => {
     const taskId = await teamTask({ ...SEED_TEAM, executor_fanout: 1 });
     const runner = await createRunner("scripted-2");
     await startTeamRound(env, taskId, new Date());
     await runPlanner(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, ["a"]);
     await runExecutor(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!);
+    await runSynthesis(runner.token, taskId);
     const [verify] = await leaseStages(runner.token, 1, { taskId });
     const gap = await handoff(
       verify!.payload.member_token,
@@ -194,9 +230,17 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     expect(repair!.payload.input.packet_ids).toEqual(["a", "gap-b"]);
     expect(repair!.payload.input.prompt).toContain("notes/b.md missing");
     await runExecutor(runner.token, repair!);
+    const evaluator = await runEvaluator(runner.token, taskId, 3, [3]);
+    expect((evaluator.payload as any).prompt).toContain("A repair pass ran after it: judge the repaired work");
 
-    const view = await waitForTeamTask(taskId, (v) => lastRound(v).phase === "settled");
-    expect(lastRound(view)).toMatchObject({ verdict: "FAIL", repaired: true, outcome: { reason: "verifier_fail_repaired" } });
+    const view = await waitForTeamTask(taskId, (v) => TERMINAL.has(lastRound(v).phase));
+    expect(lastRound(view)).toMatchObject({
+      phase: "rejected",
+      verdict: "FAIL",
+      repaired: true,
+      outcome: { reason: "criteria_unmet" },
+      evaluation: { stage_one: "repaired", unmet: [3] },
+    });
     expect(view.budget.spent).toBe(4);
   });
 
@@ -207,14 +251,22 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     await runPlanner(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, ["a"]);
     const [exec] = await leaseStages(runner.token, 1, { taskId });
     await failStage(runner.token, exec!, "not_logged_in", "codex: not logged in");
+    // The failed executor gets its replica (same runtime, same subtask), which fails the same way.
+    const [replica] = await leaseStages(runner.token, 1, { taskId });
+    expect(replica!.payload).toMatchObject({ role: "executor", stage: "execute", runtime: "codex", input: { packet_ids: ["a"] } });
+    await failStage(runner.token, replica!, "not_logged_in", "codex: not logged in");
 
     const view = await waitForTeamTask(taskId, (v) => lastRound(v).phase === "needs_human");
     expect(lastRound(view).outcome).toMatchObject({ reason: "team_stage_failed" });
     expect(await leaseStages(runner.token, 1, { taskId, timeoutMs: 2_500 })).toEqual([]);
-    const [failedEvent] = await eventsOf("team_stage_failed", taskId);
-    expect(failedEvent!.payload).toMatchObject({ role: "executor", runtime: "codex", model: "gpt-5.5", error: { code: "not_logged_in" } });
-    const turn = (await call(`/v1/tasks/${taskId}/roles`)).body.role_turns.find((r: any) => r.role === "executor");
-    expect(turn).toMatchObject({ outcome: "failed", failure_edge: "spawn", fault_side: "runtime", runtime_used: null, failover: null });
+    const failedEvents = await eventsOf("team_stage_failed", taskId);
+    expect(failedEvents).toHaveLength(2);
+    expect(failedEvents[0]!.payload).toMatchObject({ role: "executor", runtime: "codex", model: "gpt-5.5", error: { code: "not_logged_in" } });
+    const turns = (await call(`/v1/tasks/${taskId}/roles`)).body.role_turns.filter((r: any) => r.role === "executor");
+    expect(turns).toHaveLength(2);
+    expect(turns[0]).toMatchObject({ outcome: "failed", failure_edge: "spawn", fault_side: "runtime", runtime_used: null, failover: null });
+    // The replica was charged: planner, executor, replica.
+    expect(view.budget.spent).toBe(3);
   });
 
   it("records what ran for a stage whose CLI failed after it started, and refuses a malformed report without touching the job", async () => {
@@ -238,6 +290,7 @@ describe("a team round through the dispatch queue, the runner inbox and a script
       runtime: "codex",
       provider: "openai",
     });
+    await failStage(runner.token, (await leaseStages(runner.token, 1, { taskId }))[0]!, "timeout", "again");
     await waitForTeamTask(taskId, (v) => lastRound(v).phase === "needs_human");
     const turn = (await call(`/v1/tasks/${taskId}/roles`)).body.role_turns.find((r: any) => r.role === "executor");
     // The stream named no model, so none is recorded: the requested one is not who answered.
@@ -266,12 +319,14 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     );
     expect(res.status).toBe(201);
     await completeStage(runner.token, exec!, { text: "done" }); // no evidence observed at all
+    await runSynthesis(runner.token, taskId);
     const [verify] = await leaseStages(runner.token, 1, { taskId });
     expect(verify!.payload.input.prompt).toContain("tool activity window unknown");
     const [audit] = await eventsOf("team_packet_fidelity_corrected", taskId);
     expect(audit!.payload).toMatchObject({ packet_id: "claims-full", claimed: "full", observed: "none" });
     await completeStage(runner.token, verify!, { verdict: "PASS" });
-    await waitForTeamTask(taskId, (v) => lastRound(v).phase === "settled");
+    await runEvaluator(runner.token, taskId, 3);
+    await waitForTeamTask(taskId, (v) => lastRound(v).phase === "accepted");
   });
 
   it("fails a round whose stored spec no longer holds before it spends any spawn", async () => {
