@@ -4,7 +4,7 @@ import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
 import { call, createRunner } from "../../factories";
 import { packet } from "../../factories/packets";
 import { completeStage, failStage, handoff, leaseStages, runEvaluator, type LeasedStage } from "../../factories/scripted-runner";
-import { eventsOf, putTeamConfig, SEED_TEAM } from "../../factories/team";
+import { eventsOf, putTeamConfig, putTeamDispatchLimits, SEED_TEAM } from "../../factories/team";
 
 /** Team-as-Agent over HTTP only: employees with their own [team], goals, the task view and its settle. */
 const GOAL = {
@@ -293,6 +293,25 @@ describe("POST /v1/employees/:id/goals", () => {
     });
     expect((await eventsOf("team_refused", res.body.task_id)).length).toBe(1);
     expect((await call(`/v1/tasks/${res.body.task_id}/settle`, { body: { status: "failed" } })).status).toBe(200);
+  });
+
+  it("warns at spec validation when the live-scaffold limit is below max_concurrent × iteration_cap × roles, with the seed's arithmetic", async () => {
+    await putTeamConfig(SEED_TEAM);
+    await putEmployee("cap");
+    const res = await goal("cap");
+    expect(res.status).toBe(201);
+    const warning = res.body.reports.find((r: any) => r.token === "ephemeral_capacity_short");
+    expect(warning).toMatchObject({ needed: 45, limit: 32 });
+    expect(warning.detail).toContain("max_concurrent × iteration_cap × roles = 3 × 5 × 3 = 45");
+    const [frozen] = await eventsOf("team_spec_frozen", res.body.task_id);
+    expect(frozen!.payload.warnings).toEqual([expect.objectContaining({ token: "ephemeral_capacity_short", needed: 45 })]);
+    await call(`/v1/tasks/${res.body.task_id}/settle`, { body: { status: "failed" } });
+
+    await putTeamDispatchLimits({ ephemeral_max_active: 45 });
+    const roomy = await goal("cap");
+    expect((roomy.body.reports ?? []).map((r: any) => r.token)).not.toContain("ephemeral_capacity_short");
+    await call(`/v1/tasks/${roomy.body.task_id}/settle`, { body: { status: "failed" } });
+    await putTeamDispatchLimits({});
   });
 
   it("refuses bad input and unknown employees without creating anything", async () => {
