@@ -57,7 +57,12 @@ export const employeeTurnPayload = z.object({
     }),
   /** Workspace-relative paths earlier rounds wrote: the runner reports their state now, too. */
   recheck_paths: z.array(z.string().min(1).max(512)).max(64).optional(),
-  timeout_ms: z.number().int().min(1_000).max(3_600_000).default(30 * 60_000),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(30 * 60_000),
 });
 export type EmployeeTurnPayload = z.infer<typeof employeeTurnPayload>;
 

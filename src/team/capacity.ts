@@ -15,7 +15,11 @@ export interface CapacityShort {
   detail: string;
 }
 
-export function checkTeamCapacity(input: { max_concurrent: number; iteration_cap: number; ephemeral_max_active: number }): CapacityShort | null {
+export function checkTeamCapacity(input: {
+  max_concurrent: number;
+  iteration_cap: number;
+  ephemeral_max_active: number;
+}): CapacityShort | null {
   const needed = input.max_concurrent * input.iteration_cap * TEAM_ROLES_IN_CAPACITY;
   if (needed <= input.ephemeral_max_active) return null;
   return {

@@ -32,7 +32,15 @@ export const ROUND_PHASES = [
 export type RoundPhase = (typeof ROUND_PHASES)[number];
 
 /** `cancelled`: the task was settled from outside (an operator) while its round still ran. */
-export const TERMINAL_PHASES: ReadonlySet<RoundPhase> = new Set(["accepted", "rejected", "needs_human", "failed", "cancelled", "settled", "solo"]);
+export const TERMINAL_PHASES: ReadonlySet<RoundPhase> = new Set([
+  "accepted",
+  "rejected",
+  "needs_human",
+  "failed",
+  "cancelled",
+  "settled",
+  "solo",
+]);
 
 export type StageStatus = "pending" | "waiting_admission" | "dispatched" | "completed" | "failed";
 
@@ -151,7 +159,11 @@ export interface BeginRound {
 /** A team or gray round starts with its planner; a solo round with the employee's own run. */
 export function beginRound(init: BeginRound, ids: NewStageId): Transition {
   const first = init.mode === "solo" ? workStage(ids, []) : memberStage(ids, "plan", []);
-  return { state: { ...init, phase: init.mode === "solo" ? "working" : "planning", stages: [first] }, launch: [first.stage_id], ended: false };
+  return {
+    state: { ...init, phase: init.mode === "solo" ? "working" : "planning", stages: [first] },
+    launch: [first.stage_id],
+    ended: false,
+  };
 }
 
 /** A round that must end before or between stages (a frozen-spec violation, an operator's stop). */

@@ -34,7 +34,10 @@ export type LoopStep =
   | { kind: "settled"; status: SettledTaskStatus; reason: string };
 
 /** What the next round is: the team's while the spec holds a team, else the employee's own run. */
-export function nextRoundMode(spec: Pick<TeamSpecRow, "spec" | "gate"> | undefined, rounds: readonly RoundState[]): "team" | "gray" | "solo" {
+export function nextRoundMode(
+  spec: Pick<TeamSpecRow, "spec" | "gate"> | undefined,
+  rounds: readonly RoundState[],
+): "team" | "gray" | "solo" {
   if (!spec?.spec) return "solo";
   const gate = (spec.gate as { decision?: string } | null)?.decision;
   if (gate !== "team" && gate !== "gray") return "solo";
@@ -43,9 +46,7 @@ export function nextRoundMode(spec: Pick<TeamSpecRow, "spec" | "gate"> | undefin
   return gate === "gray" && rounds.length === 0 ? "gray" : "team";
 }
 
-export type AfterRounds =
-  | { kind: "next" }
-  | { kind: "settle"; body: SettleBody; reason: string; best?: BestRound; repeats_round?: number };
+export type AfterRounds = { kind: "next" } | { kind: "settle"; body: SettleBody; reason: string; best?: BestRound; repeats_round?: number };
 
 /**
  * What follows the rounds so far (pure): the first round, a settle, or another round. A round that
@@ -57,9 +58,19 @@ export function afterRounds(rounds: readonly RoundState[], roundsBudget: number)
   const last = rounds[rounds.length - 1];
   const judged = rounds.map(judgedRound);
   const retries = Math.max(0, rounds.length - 1) + rounds.filter((r) => r.repaired).length;
-  const stop = (reason: string, pause_class: NonNullable<SettleBody["pause_class"]>, extra: { repeats_round?: number } = {}): AfterRounds => {
+  const stop = (
+    reason: string,
+    pause_class: NonNullable<SettleBody["pause_class"]>,
+    extra: { repeats_round?: number } = {},
+  ): AfterRounds => {
     const best = bestRound(judged);
-    return { kind: "settle", body: { status: "needs_human", pause_class, retry_count: retries }, reason, ...(best ? { best } : {}), ...extra };
+    return {
+      kind: "settle",
+      body: { status: "needs_human", pause_class, retry_count: retries },
+      reason,
+      ...(best ? { best } : {}),
+      ...extra,
+    };
   };
   if (!last) return roundsBudget > 0 ? { kind: "next" } : stop("rounds_exhausted", "budget_exhausted");
   switch (last.phase) {
@@ -67,7 +78,11 @@ export function afterRounds(rounds: readonly RoundState[], roundsBudget: number)
       return { kind: "settle", body: { status: "done", retry_count: retries }, reason: "acceptance_passed" };
     case "settled":
       // A round recorded before the acceptance path: its verifier's verdict was the settle.
-      return { kind: "settle", body: { status: last.verdict === "PASS" ? "done" : "failed", retry_count: retries }, reason: "verifier_verdict" };
+      return {
+        kind: "settle",
+        body: { status: last.verdict === "PASS" ? "done" : "failed", retry_count: retries },
+        reason: "verifier_verdict",
+      };
     case "needs_human": {
       const best = bestRound(judged);
       return {
@@ -83,7 +98,11 @@ export function afterRounds(rounds: readonly RoundState[], roundsBudget: number)
       // rejected, cancelled, or a gray plan recorded as `solo` before the loop: another round, if it may.
       const decision = decideAfterRejection(judged, roundsBudget);
       if (decision.kind === "next") return decision;
-      return stop(decision.reason, decision.pause_class, decision.kind === "stop" && decision.reason === "gap_oscillation" ? { repeats_round: decision.repeats_round } : {});
+      return stop(
+        decision.reason,
+        decision.pause_class,
+        decision.kind === "stop" && decision.reason === "gap_oscillation" ? { repeats_round: decision.repeats_round } : {},
+      );
     }
   }
 }
@@ -124,7 +143,13 @@ export async function continueLoop(env: Env, taskId: string, now: Date, opts: { 
           {
             type: "goal_waiting",
             subject: taskId,
-            payload: { task_id: taskId, round: rounds.length + 1, employee_id: task.assignedTo, reason: started.reason, max_concurrent: cfg.max_concurrent },
+            payload: {
+              task_id: taskId,
+              round: rounds.length + 1,
+              employee_id: task.assignedTo,
+              reason: started.reason,
+              max_concurrent: cfg.max_concurrent,
+            },
             dedupeKey: `goal_waiting:${taskId}:${rounds.length + 1}`,
           },
           now,
@@ -179,7 +204,14 @@ function idleWorkedTasks(db: Db, employeeId: string | undefined, limit: number) 
   return db
     .select({ id: tasks.id })
     .from(tasks)
-    .where(and(eq(tasks.status, "assigned"), eq(tasks.manual, false), ...(employeeId ? [eq(tasks.assignedTo, employeeId)] : []), notExists(live)))
+    .where(
+      and(
+        eq(tasks.status, "assigned"),
+        eq(tasks.manual, false),
+        ...(employeeId ? [eq(tasks.assignedTo, employeeId)] : []),
+        notExists(live),
+      ),
+    )
     .orderBy(asc(tasks.createdAt))
     .limit(limit)
     .all();

@@ -22,27 +22,27 @@ const count = z.number().int().min(0).max(100_000);
  */
 export const goalBody = z
   .strictObject({
-  title: label(300),
-  acceptance_criteria: z.array(z.string().trim().min(1).max(2_000)).max(50),
-  signals: z
-    .strictObject({
-      independent_items: count.optional(),
-      dependency_hubs: count.optional(),
-      fits_one_context: z.boolean().optional(),
-      produces_artifacts: z.boolean().optional(),
-    })
-    .optional(),
-  exclusions: z
-    .strictObject({
-      live_channel_turn: z.boolean().optional(),
-      plan_first_pending: z.boolean().optional(),
-      irreversible_in_plan: z.boolean().optional(),
-    })
-    .optional(),
-  /** Rounds the goal loop may spend (default `[goals] iteration_cap`); fewer than 3 keeps the goal solo. */
-  rounds_left: z.number().int().min(0).max(50).optional(),
-  tags: z.array(label(64)).max(20).default([]),
-  priority: z.enum(TASK_PRIORITIES).default("medium"),
+    title: label(300),
+    acceptance_criteria: z.array(z.string().trim().min(1).max(2_000)).max(50),
+    signals: z
+      .strictObject({
+        independent_items: count.optional(),
+        dependency_hubs: count.optional(),
+        fits_one_context: z.boolean().optional(),
+        produces_artifacts: z.boolean().optional(),
+      })
+      .optional(),
+    exclusions: z
+      .strictObject({
+        live_channel_turn: z.boolean().optional(),
+        plan_first_pending: z.boolean().optional(),
+        irreversible_in_plan: z.boolean().optional(),
+      })
+      .optional(),
+    /** Rounds the goal loop may spend (default `[goals] iteration_cap`); fewer than 3 keeps the goal solo. */
+    rounds_left: z.number().int().min(0).max(50).optional(),
+    tags: z.array(label(64)).max(20).default([]),
+    priority: z.enum(TASK_PRIORITIES).default("medium"),
   })
   .superRefine(checkFrozenGoalSize);
 export type GoalBody = z.infer<typeof goalBody>;
@@ -120,7 +120,9 @@ export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalB
       ...base,
       gate: opened.gate,
       // An install that never configured [team] refuses quietly: nothing about a team anywhere.
-      ...(opened.audited ? { team_refused: { reason: opened.team_refused.reason, role: opened.team_refused.role, detail: opened.team_refused.detail } } : {}),
+      ...(opened.audited
+        ? { team_refused: { reason: opened.team_refused.reason, role: opened.team_refused.role, detail: opened.team_refused.detail } }
+        : {}),
       ...work,
     };
   }

@@ -99,13 +99,18 @@ export async function openTeamGoal(db: Db, input: OpenTeamGoalInput, now: Date):
   }
 
   const limits = await readTeamLimits(db);
-  const short = input.loop
-    ? checkTeamCapacity({ ...input.loop, ephemeral_max_active: limits.ephemeral_max_active })
-    : null;
+  const short = input.loop ? checkTeamCapacity({ ...input.loop, ephemeral_max_active: limits.ephemeral_max_active }) : null;
   const reports: CascadeReport[] = short ? [...eff.reports, short] : eff.reports;
   const frozen = await freezeTeamSpec(
     db,
-    { taskId: input.taskId, employeeId: input.employee.id, spec: validation.spec, gate, goal: input.goal, ...(short ? { warnings: [{ ...short }] } : {}) },
+    {
+      taskId: input.taskId,
+      employeeId: input.employee.id,
+      spec: validation.spec,
+      gate,
+      goal: input.goal,
+      ...(short ? { warnings: [{ ...short }] } : {}),
+    },
     now,
   );
   return { team: "frozen", gate: frozen.gate, team_spec: frozen.spec, reports };

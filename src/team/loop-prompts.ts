@@ -78,7 +78,10 @@ export function workPrompt(input: WorkPromptInput): string {
     }
   }
   if (input.memory?.length) {
-    blocks.push({ text: `## Your memory (entries that match this task)\n${input.memory.map((m) => `- ${neutralize(m)}`).join("\n")}`, protected: false });
+    blocks.push({
+      text: `## Your memory (entries that match this task)\n${input.memory.map((m) => `- ${neutralize(m)}`).join("\n")}`,
+      protected: false,
+    });
   }
   return fitJobPrompt(blocks);
 }

@@ -59,21 +59,36 @@ async function earlierRounds(db: Db, state: RoundState): Promise<RoundState[]> {
 
 /** Paths earlier rounds' work wrote (their receipts), so the runner reports their state now. */
 async function earlierArtifacts(db: Db, rounds: readonly RoundState[]): Promise<string[]> {
-  const stages = rounds.flatMap((r) => r.stages.filter((s) => (s.kind === "work" || s.kind === "execute" || s.kind === "repair") && s.status === "completed"));
+  const stages = rounds.flatMap((r) =>
+    r.stages.filter((s) => (s.kind === "work" || s.kind === "execute" || s.kind === "repair") && s.status === "completed"),
+  );
   const results = await stageResults(db, stages);
   const paths = new Set<string>();
   for (const r of results) for (const receipt of r?.artifact_receipts ?? []) if (receipt.state === "exists") paths.add(receipt.path);
   return [...paths].slice(-64);
 }
 
-async function packets(db: Db, state: RoundState, from: "planner" | "executor", to: "executor" | "verifier", ids: readonly string[], now: Date) {
+async function packets(
+  db: Db,
+  state: RoundState,
+  from: "planner" | "executor",
+  to: "executor" | "verifier",
+  ids: readonly string[],
+  now: Date,
+) {
   const leg: LegRef = { taskId: state.task_id, roundNo: state.round_no, from, to };
   const want = new Set(ids);
   return (await loadLeg(db, leg, now)).packets.filter((p) => want.has(p.packet.packet_id)).map((p) => p.packet);
 }
 
 /** The job a loop stage runs, or null when it cannot be built (an unknown employee, a prompt that does not fit). */
-export async function loopStageJob(db: Db, state: RoundState, stage: StageRecord, ctx: RoundContext, now: Date): Promise<LoopStageJob | null> {
+export async function loopStageJob(
+  db: Db,
+  state: RoundState,
+  stage: StageRecord,
+  ctx: RoundContext,
+  now: Date,
+): Promise<LoopStageJob | null> {
   const employee = ctx.employee;
   const cfg = await readSection(db, goalsConfig);
   const goal = frozenCriteria(ctx.goal);
@@ -155,7 +170,14 @@ async function evaluationInput(db: Db, state: RoundState, criteria: string[], ti
   if (state.mode === "solo" || state.regate?.decision === "solo") {
     const work = state.stages.find((s) => s.kind === "work" && s.status === "completed");
     const [result] = await stageResults(db, work ? [work] : []);
-    return { task_id: state.task_id, round_no: state.round_no, goal, results: [result], output: result?.text ?? "(the employee gave no answer)", marker };
+    return {
+      task_id: state.task_id,
+      round_no: state.round_no,
+      goal,
+      results: [result],
+      output: result?.text ?? "(the employee gave no answer)",
+      marker,
+    };
   }
   const workers = state.stages.filter((s) => (s.kind === "execute" || s.kind === "repair") && s.status === "completed");
   const synth = state.stages.find((s) => s.kind === "synthesize" && s.status === "completed");
@@ -189,7 +211,11 @@ export function loopStageResult(result: Record<string, unknown> | undefined): Te
 }
 
 /** The acceptance path's judgement of a round from the evaluator's answer. */
-export function judgeRound(state: RoundState, goal: { title: string; acceptance_criteria: readonly string[] }, result: Record<string, unknown> | undefined): Promise<Evaluation> {
+export function judgeRound(
+  state: RoundState,
+  goal: { title: string; acceptance_criteria: readonly string[] },
+  result: Record<string, unknown> | undefined,
+): Promise<Evaluation> {
   const { criteria, implicit } = frozenCriteria(goal);
   const answer = answerOf(result);
   return evaluateRound({
@@ -202,4 +228,3 @@ export function judgeRound(state: RoundState, goal: { title: string; acceptance_
       : {}),
   });
 }
-

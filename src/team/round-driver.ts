@@ -13,7 +13,16 @@ import type { JobError } from "../jobs/payloads";
 import { dispatchJob, prepareJob, REDACTED_SECRET, type NewJob, type PreparedJob } from "../jobs/submit";
 import { bestRound, type JudgedRound } from "./acceptance";
 import { isMemberStage, type DegradeStep, type RoundPlan } from "./budget";
-import { abortRound, beginRound, markStage, onStageEnd, TERMINAL_PHASES, type RoundState, type StageEnd, type StageRecord } from "./composer";
+import {
+  abortRound,
+  beginRound,
+  markStage,
+  onStageEnd,
+  TERMINAL_PHASES,
+  type RoundState,
+  type StageEnd,
+  type StageRecord,
+} from "./composer";
 import { classifyFailure, configFingerprintHard, evidenceGrade, appendRoleTurn, sumUsageLegs } from "./ledger";
 import { causeChainText, loadLeg, rewritePacket, type LegRef } from "./legs";
 import { readTeamLimits } from "./limits";
@@ -74,7 +83,8 @@ export async function startRound(env: Env, input: StartRoundInput, now: Date): P
   const { taskId } = input;
   const previous = (await listRounds(db, taskId)).map(stateOf);
   if (previous.some((r) => !TERMINAL_PHASES.has(r.phase))) return { waiting: true, reason: "round_in_progress" };
-  if (input.slot && (await liveRoundsOf(db, input.slot.employeeId)) >= input.slot.maxConcurrent) return { waiting: true, reason: "max_concurrent" };
+  if (input.slot && (await liveRoundsOf(db, input.slot.employeeId)) >= input.slot.maxConcurrent)
+    return { waiting: true, reason: "max_concurrent" };
   const roundNo = previous.length + 1;
   const roundId = newId("trnd");
   let mode = input.mode;
@@ -99,7 +109,13 @@ export async function startRound(env: Env, input: StartRoundInput, now: Date): P
         stages: [],
         outcome: { status: "failed", reason: check.reason, detail: check.message },
       };
-      const out = await createRound(db, state, [{ type: "team_round_failed", payload: { reason: check.reason, role: check.role, message: check.message } }], now, input.slot);
+      const out = await createRound(
+        db,
+        state,
+        [{ type: "team_round_failed", payload: { reason: check.reason, role: check.role, message: check.message } }],
+        now,
+        input.slot,
+      );
       return out === "created" ? { state } : { waiting: true, reason: out };
     }
     const limits = await readTeamLimits(db);
@@ -109,7 +125,10 @@ export async function startRound(env: Env, input: StartRoundInput, now: Date): P
       plan = planned.plan;
       steps = planned.steps;
       // Rules 2 and 3 held for this round: said on every team round, not only when they fail.
-      events.push({ type: "team_round_started", payload: { mode, plan: planned.plan, cost: planned.cost, degrade_steps: planned.steps, spec_recheck: "ok" } });
+      events.push({
+        type: "team_round_started",
+        payload: { mode, plan: planned.plan, cost: planned.cost, degrade_steps: planned.steps, spec_recheck: "ok" },
+      });
       if (planned.steps.length)
         events.push({ type: "team_budget_degraded", payload: { steps: planned.steps, remaining_before: planned.remaining_before } });
     } else if (roundNo === 1) {
@@ -219,7 +238,9 @@ async function createRound(
   const rows = insertRound(db, state, now, guard);
   const statements: BatchItem<"sqlite">[] = [
     ...rows,
-    ...events.map((e) => (guard ? appendEventWhere(db, roundEventOf(state, e.type, e.payload), now, landed) : roundEvent(db, state, e.type, e.payload, now))),
+    ...events.map((e) =>
+      guard ? appendEventWhere(db, roundEventOf(state, e.type, e.payload), now, landed) : roundEvent(db, state, e.type, e.payload, now),
+    ),
   ];
   try {
     const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
@@ -340,7 +361,14 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
   const expiresAt = new Date(now.getTime() + TOKEN_TTL_MS);
   const token = await mintMemberToken(
     db,
-    { kind: "team_stage", task_id: state.task_id, round: state.round_no, round_id: roundId, role: stage.role as TeamRole, stage_id: stageId },
+    {
+      kind: "team_stage",
+      task_id: state.task_id,
+      round: state.round_no,
+      round_id: roundId,
+      role: stage.role as TeamRole,
+      stage_id: stageId,
+    },
     expiresAt,
     now,
   );
@@ -476,7 +504,9 @@ export async function endStage(env: Env, roundId: string, stageId: string, outco
   if (!stage || stage.status === "completed" || stage.status === "failed") return;
   const ctx = await loadContext(db, state.task_id);
   const member = isMemberStage(stage.kind);
-  const recorded = member ? await recordMemberEnd(db, state, stage, ctx, outcome, now) : await recordLoopEnd(db, state, stage, ctx, outcome, now);
+  const recorded = member
+    ? await recordMemberEnd(db, state, stage, ctx, outcome, now)
+    : await recordLoopEnd(db, state, stage, ctx, outcome, now);
 
   const moved = await mutateRound(db, roundId, `end:${stageId}`, now, (s) => {
     const t = onStageEnd(s, recorded.ev, stageIds);
@@ -505,11 +535,20 @@ interface RecordedEnd {
  * A member stage ended: the ledger row, the fidelity and artifact-hash corrections of its own
  * packets (and their audits), and the composer's view of its end.
  */
-async function recordMemberEnd(db: Db, state: RoundState, stage: StageRecord, ctx: RoundContext, outcome: StageOutcome, now: Date): Promise<RecordedEnd> {
+async function recordMemberEnd(
+  db: Db,
+  state: RoundState,
+  stage: StageRecord,
+  ctx: RoundContext,
+  outcome: StageOutcome,
+  now: Date,
+): Promise<RecordedEnd> {
   const stageId = stage.stage_id;
   const role = memberRole(ctx, stage);
   const legPair = OUTPUT_LEG[stage.kind];
-  const leg: LegRef | undefined = legPair ? { taskId: state.task_id, roundNo: state.round_no, from: legPair[0], to: legPair[1] } : undefined;
+  const leg: LegRef | undefined = legPair
+    ? { taskId: state.task_id, roundNo: state.round_no, from: legPair[0], to: legPair[1] }
+    : undefined;
 
   const result = outcome.status === "completed" ? outcome.result : undefined;
   // A failed stage says what ran only when something was spawned; otherwise these stay empty.
@@ -593,14 +632,28 @@ async function recordMemberEnd(db: Db, state: RoundState, stage: StageRecord, ct
           db,
           s,
           "team_stage_completed",
-          { stage_id: stageId, stage: stage.kind, role: stage.role, packets: ev.status === "completed" ? ev.packets.map((p) => p.packet_id) : [], evidence_grade: grade },
+          {
+            stage_id: stageId,
+            stage: stage.kind,
+            role: stage.role,
+            packets: ev.status === "completed" ? ev.packets.map((p) => p.packet_id) : [],
+            evidence_grade: grade,
+          },
           now,
         )
       : roundEvent(
           db,
           s,
           "team_stage_failed",
-          { stage_id: stageId, stage: stage.kind, role: stage.role, runtime: role.runtime, model: role.model, error: outcome.error, reason: "team_stage_failed" },
+          {
+            stage_id: stageId,
+            stage: stage.kind,
+            role: stage.role,
+            runtime: role.runtime,
+            model: role.model,
+            error: outcome.error,
+            reason: "team_stage_failed",
+          },
           now,
         );
   return { ev, event };
@@ -625,7 +678,14 @@ function ledgerFigures(outcome: StageOutcome) {
  * A loop stage ended: the ledger row (the employee's run and the evaluator are attributed like any
  * role, so spend per role covers them) and, for the evaluator, the acceptance path's judgement.
  */
-async function recordLoopEnd(db: Db, state: RoundState, stage: StageRecord, ctx: RoundContext, outcome: StageOutcome, now: Date): Promise<RecordedEnd> {
+async function recordLoopEnd(
+  db: Db,
+  state: RoundState,
+  stage: StageRecord,
+  ctx: RoundContext,
+  outcome: StageOutcome,
+  now: Date,
+): Promise<RecordedEnd> {
   const stageId = stage.stage_id;
   const result = outcome.status === "completed" ? outcome.result : undefined;
   const ran = outcome.status === "failed" ? outcome.ran : undefined;
@@ -653,7 +713,13 @@ async function recordLoopEnd(db: Db, state: RoundState, stage: StageRecord, ctx:
   if (outcome.status === "failed") {
     const ev: StageEnd = { stage_id: stageId, status: "failed", error: outcome.error };
     const event = (s: RoundState) =>
-      roundEvent(db, s, "goal_stage_failed", { stage_id: stageId, stage: stage.kind, role: stage.role, ...requested, error: outcome.error }, now);
+      roundEvent(
+        db,
+        s,
+        "goal_stage_failed",
+        { stage_id: stageId, stage: stage.kind, role: stage.role, ...requested, error: outcome.error },
+        now,
+      );
     return { ev, event };
   }
   if (stage.kind === "evaluate") {

@@ -89,7 +89,12 @@ export const admissionLimits = (l: TeamLimits) => ({
 });
 
 /** A round's event as recorded: subject the task, payload with the task, round id and number. */
-export function roundEventOf(state: Pick<RoundState, "task_id" | "round_id" | "round_no">, type: string, payload: Record<string, unknown>, dedupe?: string) {
+export function roundEventOf(
+  state: Pick<RoundState, "task_id" | "round_id" | "round_no">,
+  type: string,
+  payload: Record<string, unknown>,
+  dedupe?: string,
+) {
   return {
     type,
     subject: state.task_id,
@@ -132,7 +137,11 @@ async function stagePrompt(db: Db, state: RoundState, stage: StageRecord, ctx: S
     }
     case "synthesize": {
       const executors = state.stages.filter((s) => s.kind === "execute" && s.status === "completed");
-      return synthesizePrompt(ctx, await packetsById(db, leg("executor", "verifier"), stage.inputs, now), await stageResults(db, executors));
+      return synthesizePrompt(
+        ctx,
+        await packetsById(db, leg("executor", "verifier"), stage.inputs, now),
+        await stageResults(db, executors),
+      );
     }
     case "repair":
       return repairPrompt(

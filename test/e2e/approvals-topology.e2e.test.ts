@@ -68,7 +68,9 @@ describe("approvals and topology through the whole stack", () => {
       method: "PUT",
       body: { policy: "llm_select", rosters: { research: ["alice", "bob"] }, llm_select: { runtime: "offline", wait_ms: 20_000 } },
     });
-    const res = await stack.api("/v1/tasks", { body: { title: "compare queues", mode: "goal", assignee: "lead", tags: ["research"] } });
+    const res = await stack.api("/v1/tasks", {
+      body: { title: "compare queues", mode: "goal", assignee: "lead", tags: ["research"], manual: true },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ assigned_to: "lead", routed_by: "hierarchy" });
     const task = (await stack.api(`/v1/tasks/${res.body.task_id}`)).body;
@@ -99,7 +101,9 @@ describe("approvals and topology through the whole stack", () => {
       ["bob", "done"],
       ["bob", "done"],
     ] as const) {
-      const t = await stack.api("/v1/tasks", { body: { title: "reconcile", mode: "goal", assignee: who, tags: ["billing"] } });
+      const t = await stack.api("/v1/tasks", {
+        body: { title: "reconcile", mode: "goal", assignee: who, tags: ["billing"], manual: true },
+      });
       expect((await stack.api(`/v1/tasks/${t.body.task_id}/settle`, { token: runnerToken, body: { status } })).status).toBe(200);
     }
 
@@ -134,7 +138,7 @@ describe("approvals and topology through the whole stack", () => {
     const applied = await stack.api("/v1/admin/ticks/topology", { method: "POST" });
     expect(applied.body.summary.resolved).toEqual([{ proposal_id: tick.body.summary.proposal.proposal_id, outcome: "approved" }]);
     const rerouted = await stack.api("/v1/tasks", {
-      body: { title: "reconcile again", mode: "goal", assignee: "alice", tags: ["billing"] },
+      body: { title: "reconcile again", mode: "goal", assignee: "alice", tags: ["billing"], manual: true },
     });
     expect(rerouted.body).toMatchObject({ assigned_to: "bob", routed_by: "override" });
 

@@ -77,9 +77,14 @@ describe("a team goal round on the real runner", () => {
       expect(goal.body.team_spec.roles.executor).toMatchObject({ runtime: "codex", model: "gpt-5.5" });
 
       const task = await settled(stack, goal.body.task_id);
-      expect(task).toMatchObject({ status: "done", retry_count: 0, mode: "goal" });
+      expect(task).toMatchObject({ status: "done", retry_count: 0, mode: "goal", settled_by: "goal_loop" });
       expect(task.rounds).toHaveLength(1);
-      expect(task.rounds[0]).toMatchObject({ phase: "settled", verdict: "PASS", verdict_source: "verifier" });
+      expect(task.rounds[0]).toMatchObject({
+        phase: "accepted",
+        verdict: "PASS",
+        verdict_source: "verifier",
+        evaluation: { source: "evaluator", accepted: true, unmet: [], stage_one: "passed" },
+      });
 
       // The executor's files are in the employee workspace, where the next round can find them.
       for (const [path, content] of Object.entries(FILES))
@@ -89,7 +94,7 @@ describe("a team goal round on the real runner", () => {
 
       // The ledger: who was asked, who answered, what was observed.
       const turns = task.role_turns as any[];
-      expect(turns.map((t) => t.role)).toEqual(["planner", "executor", "verifier"]);
+      expect(turns.map((t) => t.role)).toEqual(["planner", "executor", "utility", "verifier", "evaluator"]);
       expect(turns.find((t) => t.role === "planner")).toMatchObject({
         requested_runtime: "claude",
         runtime_used: "claude",
@@ -129,14 +134,21 @@ describe("a team goal round on the real runner", () => {
         .trim()
         .split("\n")
         .map((l) => JSON.parse(l));
-      expect(calls.map((c) => c.cli)).toEqual(["claude", "codex", "claude"]);
-      const verifierPrompt: string = calls[2].prompt;
+      // planner, executor, the utility's synthesis, verifier, and the evaluator of the acceptance path.
+      expect(calls.map((c) => c.cli)).toEqual(["claude", "codex", "claude", "claude", "claude"]);
+      expect(calls[2].prompt.split("\n")[0]).toBe("# Role: utility");
+      const verifierPrompt: string = calls[3].prompt;
       expect(verifierPrompt).toMatch(
         /<artifact_receipts>\nnotes\/a\.md 19B sha256=[0-9a-f]{8}… exists\nnotes\/b\.md 19B sha256=[0-9a-f]{8}… exists\n<\/artifact_receipts>/,
       );
       expect(verifierPrompt).toContain("both describe the first week");
       expect(verifierPrompt).not.toContain("Carry out the goal"); // the planner's subtask wording
-      expect(calls[2].argv).toEqual(expect.arrayContaining(["--model", "claude-haiku-4-5", "--effort", "low", "--strict-mcp-config"]));
+      expect(calls[3].argv).toEqual(expect.arrayContaining(["--model", "claude-haiku-4-5", "--effort", "low", "--strict-mcp-config"]));
+      // The evaluator judged each frozen criterion from the same receipts, as the employee's own model.
+      const evaluatorPrompt: string = calls[4].prompt;
+      expect(evaluatorPrompt.split("\n")[0]).toBe("# Role: evaluator");
+      expect(evaluatorPrompt).toMatch(/notes\/b\.md 19B sha256=[0-9a-f]{8}… exists/);
+      expect(calls[4].argv).toEqual(expect.arrayContaining(["--model", "claude-sonnet-4-6"]));
 
       const trail = (await stack.api(`/v1/events?type=task.&subject=${goal.body.task_id}`)).body.events.map((e: any) => e.type);
       expect(trail).toEqual(["task.created", "task.settled"]);
@@ -168,7 +180,7 @@ describe("a team goal round on the real runner", () => {
       expect(goal.body.team_spec.roles.verifier).toMatchObject({ runtime, model });
       const task = await settled(stack, goal.body.task_id);
       expect(task).toMatchObject({ status: "done" });
-      expect(task.rounds[0]).toMatchObject({ phase: "settled", verdict: "PASS", verdict_source: "verifier" });
+      expect(task.rounds[0]).toMatchObject({ phase: "accepted", verdict: "PASS", verdict_source: "verifier" });
       expect(task.role_turns.find((t: any) => t.role === "verifier")).toMatchObject({
         requested_runtime: runtime,
         runtime_used: runtime,
@@ -180,8 +192,8 @@ describe("a team goal round on the real runner", () => {
         .trim()
         .split("\n")
         .map((l) => JSON.parse(l));
-      expect(calls.map((c) => c.cli)).toEqual(["claude", "codex", cli]);
-      expect(calls[2].prompt).toMatch(/notes\/a\.md 19B sha256=[0-9a-f]{8}… exists/);
+      expect(calls.map((c) => c.cli)).toEqual(["claude", "codex", "claude", cli, "claude"]);
+      expect(calls[3].prompt).toMatch(/notes\/a\.md 19B sha256=[0-9a-f]{8}… exists/);
       expect(scaffolds(runner.home)).toEqual([]);
     } finally {
       await runner.stop();
@@ -189,38 +201,49 @@ describe("a team goal round on the real runner", () => {
     }
   });
 
-  it("rejects a run whose executor lies about a file: the receipt says missing, the verifier fails it, the repair lies again", async () => {
-    await employee(stack, "kenji");
-    const runner = startRunner(stack.base, runnerToken, {
-      FAKE_SCENARIO: "team",
-      FAKE_CODEX_WRITE_FILES: JSON.stringify({ "notes/a.md": FILES["notes/a.md"] }),
-      // It claims notes/b.md too, which it never wrote.
-      FAKE_CODEX_TEAM_DECLARE: JSON.stringify(["notes/a.md", "notes/b.md"]),
-    });
-    try {
-      const goal = await stack.api("/v1/employees/kenji/goals", { body: GOAL });
-      expect(goal.status, JSON.stringify(goal.body)).toBe(201);
-      const task = await settled(stack, goal.body.task_id);
-      expect(task).toMatchObject({ status: "failed", retry_count: 1 });
-      expect(task.rounds[0]).toMatchObject({
-        phase: "settled",
-        verdict: "FAIL",
-        repaired: true,
-        outcome: { reason: "verifier_fail_repaired" },
-        verdict_reasons: ["notes/b.md missing"],
+  it(
+    "rejects a run whose executor lies about a file round after round, and stops when the same gaps come back (oscillation)",
+    { timeout: 300_000 },
+    async () => {
+      await employee(stack, "kenji");
+      const runner = startRunner(stack.base, runnerToken, {
+        FAKE_SCENARIO: "team",
+        FAKE_CODEX_WRITE_FILES: JSON.stringify({ "notes/a.md": FILES["notes/a.md"] }),
+        // It claims notes/b.md too, which it never wrote.
+        FAKE_CODEX_TEAM_DECLARE: JSON.stringify(["notes/a.md", "notes/b.md"]),
       });
-      expect((task.role_turns as any[]).map((t) => `${t.role}:${t.stage}`)).toEqual([
-        "planner:plan",
-        "executor:execute",
-        "verifier:verify",
-        "executor:repair",
-      ]);
-      expect(existsSync(join(runner.home, "agents/kenji/notes/b.md"))).toBe(false);
-      expect(scaffolds(runner.home)).toEqual([]);
-    } finally {
-      await runner.stop();
-    }
-  });
+      try {
+        const goal = await stack.api("/v1/employees/kenji/goals", { body: GOAL });
+        expect(goal.status, JSON.stringify(goal.body)).toBe(201);
+        const task = await settled(stack, goal.body.task_id, 240_000);
+        expect(task).toMatchObject({ status: "needs_human", pause_class: "no_progress", retry_count: 3 });
+        expect(task.rounds).toHaveLength(2);
+        for (const round of task.rounds)
+          expect(round).toMatchObject({
+            phase: "rejected",
+            verdict: "FAIL",
+            repaired: true,
+            verdict_reasons: ["notes/b.md missing"],
+            evaluation: { stage_one: "repaired", unmet: [2, 3] },
+          });
+        expect(task.rounds[0].evaluation.fingerprint).toBe(task.rounds[1].evaluation.fingerprint);
+        const stopped = (await stack.api(`/v1/events?type=goal_stopped&subject=${goal.body.task_id}`)).body.events[0];
+        expect(stopped.payload).toMatchObject({ reason: "gap_oscillation", repeats_round: 1, best_round: { round: 2, met: 1, of: 3 } });
+        expect((task.role_turns as any[]).filter((t) => t.round === 1).map((t) => `${t.role}:${t.stage}`)).toEqual([
+          "planner:plan",
+          "executor:execute",
+          "utility:synthesize",
+          "verifier:verify",
+          "executor:repair",
+          "evaluator:evaluate",
+        ]);
+        expect(existsSync(join(runner.home, "agents/kenji/notes/b.md"))).toBe(false);
+        expect(scaffolds(runner.home)).toEqual([]);
+      } finally {
+        await runner.stop();
+      }
+    },
+  );
 
   it("parks a goal whose planner hands off nothing in needs_human (no_progress), leaving no scaffold", async () => {
     await employee(stack, "mei");

@@ -94,7 +94,7 @@ describe("a team round that stops without a verdict, on the real runner", () => 
     }
   });
 
-  it("fails the stage of a crashing codex executor without moving to another vendor, parks the task, and leaves no scaffold", async () => {
+  it("fails the stage of a crashing codex executor (and its replica) without moving to another vendor, parks the task, and leaves no scaffold", async () => {
     const { runner, taskId } = await goalWithHungExecutor("beni", { FAKE_CODEX_SCENARIO: "crash" });
     try {
       const task = await until(stack, `/v1/tasks/${taskId}`, (t) => (t.status !== "assigned" ? t : undefined), "the task to settle");
@@ -102,7 +102,10 @@ describe("a team round that stops without a verdict, on the real runner", () => 
       const executor = task.role_turns.find((r: any) => r.role === "executor");
       // The CLI died before its final event: the run edge, the runtime's side; nobody else took the role.
       expect(executor).toMatchObject({ outcome: "failed", requested_runtime: "codex", failure_edge: "run", fault_side: "runtime" });
-      expect(task.role_turns.filter((r: any) => r.role === "executor")).toHaveLength(1);
+      // The replica step ran the executor once more on the same runtime; it crashed the same way.
+      const executors = task.role_turns.filter((r: any) => r.role === "executor");
+      expect(executors).toHaveLength(2);
+      expect(executors.every((r: any) => r.requested_runtime === "codex" && r.outcome === "failed")).toBe(true);
       const failed = (await stack.api(`/v1/events?type=team_stage_failed&subject=${taskId}`)).body.events;
       expect(failed[0]?.payload).toMatchObject({ role: "executor", runtime: "codex", model: "gpt-5.5", reason: "team_stage_failed" });
       expect(scaffolds(runner.home)).toEqual([]);

@@ -34,8 +34,7 @@ export async function leaseStages(
     for (const job of res.body.jobs as LeasedStage[]) {
       // Stage jobs of rounds an earlier test left running still sit in the shared inbox (a round
       // withdraws them only when it ends): a runner would run them once, uselessly; this one fails them at once.
-      if (opts.taskId && !jobOfTask(job, opts.taskId))
-        await failStage(runnerToken, job, "cli_error", "stale job of another test's round");
+      if (opts.taskId && !jobOfTask(job, opts.taskId)) await failStage(runnerToken, job, "cli_error", "stale job of another test's round");
       else got.push(job);
     }
   }
@@ -51,7 +50,11 @@ export function jobOfTask(job: { kind: string; payload: any }, taskId: string): 
 /** The evaluator's answer for `of` criteria, with the 1-based ids in `unmet` judged unmet. */
 export function acceptanceAnswer(of: number, unmet: number[] = []) {
   return JSON.stringify({
-    criteria: Array.from({ length: of }, (_, i) => ({ id: i + 1, met: !unmet.includes(i + 1), reason: unmet.includes(i + 1) ? "no evidence" : "seen" })),
+    criteria: Array.from({ length: of }, (_, i) => ({
+      id: i + 1,
+      met: !unmet.includes(i + 1),
+      reason: unmet.includes(i + 1) ? "no evidence" : "seen",
+    })),
   });
 }
 

@@ -96,7 +96,9 @@ export const tasks = sqliteTable(
       .where(sql`mode = 'goal' AND settled_at IS NOT NULL`),
     index("tasks_assignee_idx").on(t.assignedTo, t.taskClass, t.createdAt),
     // Tasks the goal loop still works, oldest first (the team tick's backstop and an employee's queue).
-    index("tasks_worked_idx").on(t.assignedTo, t.createdAt).where(sql`status = 'assigned' AND manual = 0`),
+    index("tasks_worked_idx")
+      .on(t.assignedTo, t.createdAt)
+      .where(sql`status = 'assigned' AND manual = 0`),
   ],
 );
 export type TaskRow = typeof tasks.$inferSelect;

@@ -22,8 +22,15 @@ function start(opts: { executors?: number; repair?: boolean; utility?: boolean; 
 }
 
 /** The evaluator's end: `unmet` criterion ids out of `of`, judged by a readable answer. */
-async function judged(stage_id: string, unmet: number[], of = 3, verifier?: { verdict: "PASS" | "FAIL"; repaired: boolean }): Promise<StageEnd> {
-  const answer = JSON.stringify({ criteria: Array.from({ length: of }, (_, i) => ({ id: i + 1, met: !unmet.includes(i + 1), reason: "r" })) });
+async function judged(
+  stage_id: string,
+  unmet: number[],
+  of = 3,
+  verifier?: { verdict: "PASS" | "FAIL"; repaired: boolean },
+): Promise<StageEnd> {
+  const answer = JSON.stringify({
+    criteria: Array.from({ length: of }, (_, i) => ({ id: i + 1, met: !unmet.includes(i + 1), reason: "r" })),
+  });
   const evaluation = await evaluateRound({
     criteria: Array.from({ length: of }, (_, i) => `c${i + 1}`),
     implicit: false,
@@ -196,7 +203,11 @@ describe("round composer", () => {
     expect(t.state.phase).toBe("evaluating");
     // Even an evaluator that finds every criterion met does not overturn the unrepaired FAIL.
     t = onStageEnd(t.state, await judged(byKind(t.state, "evaluate")[0]!.stage_id, [], 3, { verdict: "FAIL", repaired: false }), ids);
-    expect(t.state).toMatchObject({ phase: "rejected", outcome: { reason: "verifier_fail_unrepaired" }, evaluation: { stage_one: "rejected" } });
+    expect(t.state).toMatchObject({
+      phase: "rejected",
+      outcome: { reason: "verifier_fail_unrepaired" },
+      evaluation: { stage_one: "rejected" },
+    });
   });
 
   it("counts an unreadable verdict as FAIL and says so (fail closed)", () => {
@@ -277,7 +288,10 @@ describe("round composer", () => {
       let t = start({ mode: "solo" });
       t = onStageEnd(t.state, done(t.launch[0]!), ids);
       t = onStageEnd(t.state, failed(t.launch[0]!, "evaluator_offline_runtime"), ids);
-      expect(t.state).toMatchObject({ phase: "needs_human", outcome: { reason: "evaluator_offline_runtime", pause_class: "blocked_needs_decision" } });
+      expect(t.state).toMatchObject({
+        phase: "needs_human",
+        outcome: { reason: "evaluator_offline_runtime", pause_class: "blocked_needs_decision" },
+      });
     });
   });
 });

@@ -30,16 +30,27 @@ async function taskOf(taskId: string, done: (t: any) => boolean, timeoutMs = 20_
     if (done(task)) return task;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`task ${taskId} never got there: ${JSON.stringify(task?.goal_loop)} ${JSON.stringify(task?.rounds?.map((r: any) => r.phase))}`);
+  throw new Error(
+    `task ${taskId} never got there: ${JSON.stringify(task?.goal_loop)} ${JSON.stringify(task?.rounds?.map((r: any) => r.phase))}`,
+  );
 }
 
-const receipt = (path: string, state = "exists") => ({ path, state, ...(state === "exists" ? { bytes: 12, sha256: "ab".repeat(32) } : {}) });
+const receipt = (path: string, state = "exists") => ({
+  path,
+  state,
+  ...(state === "exists" ? { bytes: 12, sha256: "ab".repeat(32) } : {}),
+});
 
 /** The employee's own run of the task's current round: its job is an `employee_turn`. */
 async function runWork(runner: string, taskId: string, files: string[], text = "Wrote the notes.") {
   const [job] = await leaseStages(runner, 1, { taskId });
   expect(job!.kind).toBe("employee_turn");
-  await completeStage(runner, job!, { text, runtime: "claude", model: "claude-sonnet-4-6", artifact_receipts: files.map((f) => receipt(f)) });
+  await completeStage(runner, job!, {
+    text,
+    runtime: "claude",
+    model: "claude-sonnet-4-6",
+    artifact_receipts: files.map((f) => receipt(f)),
+  });
   return job! as LeasedStage & { payload: any };
 }
 
@@ -49,7 +60,10 @@ describe("a solo goal, worked by the employee", () => {
     const runner = await createRunner("loop-1");
     const res = await call("/v1/employees/aiko/goals", { body: GOAL });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body).toMatchObject({ gate: { decision: "solo", reason: "signals_solo" }, round: { round: 1, mode: "solo", phase: "working" } });
+    expect(res.body).toMatchObject({
+      gate: { decision: "solo", reason: "signals_solo" },
+      round: { round: 1, mode: "solo", phase: "working" },
+    });
     const taskId = res.body.task_id as string;
 
     const work = await runWork(runner.token, taskId, ["notes/a.md", "notes/b.md", "index.md"]);
@@ -57,7 +71,11 @@ describe("a solo goal, worked by the employee", () => {
       runtime: "claude",
       model: "claude-sonnet-4-6",
       employee_id: "aiko",
-      employee: { name: "Employee aiko", capabilities: { allowed_tools: ["Read", "Write"], denied_tools: ["Bash"] }, sandbox_enabled: false },
+      employee: {
+        name: "Employee aiko",
+        capabilities: { allowed_tools: ["Read", "Write"], denied_tools: ["Bash"] },
+        sandbox_enabled: false,
+      },
       purpose: "goal_round",
       task_id: taskId,
       round: 1,
@@ -126,7 +144,10 @@ describe("a solo goal, worked by the employee", () => {
     const jobs = (await eventsOf("job.queued")).filter((e) => e.payload.owner?.kind === "team_round");
     expect(await leaseStages(runner.token, 1, { taskId: manual.body.task_id, timeoutMs: 2_500 })).toEqual([]);
     expect(jobs.length).toBeGreaterThan(0);
-    expect((await call(`/v1/tasks/${manual.body.task_id}/settle`, { body: { status: "done" } })).body).toMatchObject({ status: "done", settled_by: expect.any(String) });
+    expect((await call(`/v1/tasks/${manual.body.task_id}/settle`, { body: { status: "done" } })).body).toMatchObject({
+      status: "done",
+      settled_by: expect.any(String),
+    });
   });
 });
 
@@ -140,7 +161,9 @@ describe("rounds after a rejection", () => {
     await runEvaluator(runner.token, taskId, 3, [2, 3]);
     const work2 = await runWork(runner.token, taskId, ["notes/b.md"]);
     expect(work2.payload.round).toBe(2);
-    expect(work2.payload.prompt).toContain("## Still unmet after round 1\n- 2. notes/b.md exists — no evidence\n- 3. index.md links both — no evidence");
+    expect(work2.payload.prompt).toContain(
+      "## Still unmet after round 1\n- 2. notes/b.md exists — no evidence\n- 3. index.md links both — no evidence",
+    );
     expect(work2.payload.recheck_paths).toEqual(["notes/a.md"]);
     await runEvaluator(runner.token, taskId, 3, [3]);
 
@@ -152,7 +175,11 @@ describe("rounds after a rejection", () => {
       goal_loop: { rounds_used: 2, rounds_left: 0, best_round: { round: 2, met: 2, of: 3, unmet: [3] } },
     });
     const [stopped] = await eventsOf("goal_stopped", taskId);
-    expect(stopped!.payload).toMatchObject({ reason: "rounds_exhausted", pause_class: "budget_exhausted", best_round: { round: 2, met: 2 } });
+    expect(stopped!.payload).toMatchObject({
+      reason: "rounds_exhausted",
+      pause_class: "budget_exhausted",
+      best_round: { round: 2, met: 2 },
+    });
   });
 
   it("stops early when a round's gaps repeat an earlier round's (oscillation), with the best round", async () => {
@@ -179,7 +206,10 @@ describe("rounds after a rejection", () => {
     await completeStage(runner.token, job!, { text: "Looks great to me, ship it!", runtime: "claude" });
     const task = await taskOf(taskId, (t) => t.status !== "assigned");
     expect(task).toMatchObject({ status: "needs_human", pause_class: "budget_exhausted" });
-    expect(task.rounds[0]).toMatchObject({ phase: "rejected", evaluation: { source: "unparseable", unparseable_reason: "not_json", unmet: [1, 2, 3] } });
+    expect(task.rounds[0]).toMatchObject({
+      phase: "rejected",
+      evaluation: { source: "unparseable", unparseable_reason: "not_json", unmet: [1, 2, 3] },
+    });
   });
 
   it("parks the round for a human when the evaluator would be the offline runtime, which cannot judge", async () => {
@@ -214,7 +244,9 @@ describe("an employee's rounds in flight", () => {
     expect(created.every((r) => r.status === 201)).toBe(true);
     const states = async () => Promise.all(created.map(async (r) => (await call(`/v1/tasks/${r.body.task_id}`)).body.goal_loop.state));
     expect((await states()).filter((s) => s === "working")).toHaveLength(2);
-    expect(created.filter((r) => r.body.goal_loop.state === "waiting").map((r) => r.body.goal_loop.reason)).toEqual(Array(4).fill("max_concurrent"));
+    expect(created.filter((r) => r.body.goal_loop.state === "waiting").map((r) => r.body.goal_loop.reason)).toEqual(
+      Array(4).fill("max_concurrent"),
+    );
     expect((await eventsOf("goal_waiting")).filter((e) => e.payload.employee_id === "busy").length).toBeGreaterThanOrEqual(4);
 
     // An operator settles one working task: its slot goes to the oldest waiting one, at once.
@@ -234,7 +266,8 @@ describe("an employee's rounds in flight, raced", () => {
     await putEmployee("racer");
     // Tasks that exist, unworked, then all become worked at once: every step reads "no round in flight".
     const ids: string[] = [];
-    for (let i = 0; i < 8; i++) ids.push((await call("/v1/tasks", { body: { title: `r${i}`, mode: "plain", assignee: "racer", manual: true } })).body.task_id);
+    for (let i = 0; i < 8; i++)
+      ids.push((await call("/v1/tasks", { body: { title: `r${i}`, mode: "plain", assignee: "racer", manual: true } })).body.task_id);
     await env.DB.prepare(`UPDATE tasks SET manual = 0, rounds_budget = 5 WHERE assigned_to = 'racer'`).run();
     const now = new Date();
     const steps = await Promise.all(ids.map((id) => continueLoop(env, id, now, { resumeOthers: false })));
@@ -261,12 +294,19 @@ describe("goals that cannot be carried", () => {
       const res = await call(path, { body });
       expect(res.status).toBe(422);
       expect(res.body.code).toBe("validation_failed");
-      expect(res.body.errors).toEqual([expect.objectContaining({ path: "acceptance_criteria", message: expect.stringContaining(`at most ${FROZEN_GOAL_MAX_BYTES} bytes`) })]);
+      expect(res.body.errors).toEqual([
+        expect.objectContaining({
+          path: "acceptance_criteria",
+          message: expect.stringContaining(`at most ${FROZEN_GOAL_MAX_BYTES} bytes`),
+        }),
+      ]);
     }
     expect((await eventsOf("task.created")).length).toBe(before);
     // Just under the limit is accepted.
     const fits = Array.from({ length: 16 }, (_, i) => `${i}`.padEnd(1_990, "y"));
-    const ok = await call("/v1/tasks", { body: { title: "Fits", mode: "goal", assignee: "huge", acceptance_criteria: fits, manual: true } });
+    const ok = await call("/v1/tasks", {
+      body: { title: "Fits", mode: "goal", assignee: "huge", acceptance_criteria: fits, manual: true },
+    });
     expect(ok.status, JSON.stringify(ok.body)).toBe(201);
   });
 
@@ -277,5 +317,3 @@ describe("goals that cannot be carried", () => {
     expect(res.body.errors).toEqual([expect.objectContaining({ path: "rounds_left" })]);
   });
 });
-
-

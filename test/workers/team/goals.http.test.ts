@@ -142,7 +142,10 @@ describe("POST /v1/employees/:id/goals", () => {
     const failed = (await goal("dai")).body.task_id;
     await runRound(runner.token, failed, "FAIL", [2]);
     const next = await taskOf(failed, (t) => t.rounds.length === 2);
-    expect(next).toMatchObject({ status: "assigned", goal_loop: { state: "working", rounds_used: 2, last_evaluation: { round: 1, unmet: [2] } } });
+    expect(next).toMatchObject({
+      status: "assigned",
+      goal_loop: { state: "working", rounds_used: 2, last_evaluation: { round: 1, unmet: [2] } },
+    });
     expect(next.rounds[0]).toMatchObject({ phase: "rejected", verdict: "FAIL", repaired: true, evaluation: { stage_one: "repaired" } });
     expect(next.rounds[1]).toMatchObject({ mode: "team", phase: "planning" });
     // Round 2 re-checked the frozen spec before spending a spawn, and its planner aims at the gap.
@@ -253,10 +256,15 @@ describe("POST /v1/employees/:id/goals", () => {
     await putEmployee("fumi");
     const res = await goal("fumi", { ...GOAL, signals: { independent_items: 1 } });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ gate: { decision: "solo", reason: "signals_solo" }, round: { round: 1, mode: "solo", phase: "working" } });
+    expect(res.body).toMatchObject({
+      gate: { decision: "solo", reason: "signals_solo" },
+      round: { round: 1, mode: "solo", phase: "working" },
+    });
     const task = (await call(`/v1/tasks/${res.body.task_id}`)).body;
     expect(task).toMatchObject({ status: "assigned", gate: { decision: "solo" }, goal_loop: { state: "working", rounds_budget: 5 } });
-    expect(task.rounds).toEqual([expect.objectContaining({ mode: "solo", phase: "working", stages: [expect.objectContaining({ kind: "work", role: "employee" })] })]);
+    expect(task.rounds).toEqual([
+      expect.objectContaining({ mode: "solo", phase: "working", stages: [expect.objectContaining({ kind: "work", role: "employee" })] }),
+    ]);
     expect(task).not.toHaveProperty("team_budget");
     expect((await call(`/v1/tasks/${res.body.task_id}/settle`, { body: { status: "failed" } })).status).toBe(200);
   });

@@ -47,7 +47,7 @@ describe("the role_team window", () => {
     expect(held.map((s) => s.status)).toEqual(["pending", "pending"]);
 
     // The employee's own window is its own: one more plain task fits (2 of 2), the next does not.
-    const plain = { title: "Answer the vendor", mode: "plain", assignee: "rin" };
+    const plain = { title: "Answer the vendor", mode: "plain", assignee: "rin", manual: true };
     expect((await call("/v1/tasks", { body: plain })).status).toBe(201);
     const refused = await call("/v1/tasks", { body: plain });
     expect(refused.status).toBe(429);

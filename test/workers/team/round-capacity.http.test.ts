@@ -7,7 +7,15 @@ import { abortTeamRound, startTeamRound } from "../../../src/team/round-driver";
 import { teamTick } from "../../../src/team/round-handler";
 import { call, createRunner } from "../../factories";
 import { packet } from "../../factories/packets";
-import { completeStage, handoff, lastRound, leaseStages, runEvaluator, waitForTeamTask, type LeasedStage } from "../../factories/scripted-runner";
+import {
+  completeStage,
+  handoff,
+  lastRound,
+  leaseStages,
+  runEvaluator,
+  waitForTeamTask,
+  type LeasedStage,
+} from "../../factories/scripted-runner";
 import { db, employee, eventsOf, nameEvaluator, newTaskId, putTeamConfig, putTeamDispatchLimits, SEED_TEAM } from "../../factories/team";
 
 const goal = { title: "Write the notes", acceptance_criteria: ["a", "b", "c"] };
@@ -168,7 +176,10 @@ describe("scaffold admission across rounds", () => {
 
 describe("gray zone", () => {
   it("runs the planner once and goes on as the employee's own run, with the plan, when it finds fewer than 4 independent subtasks", async () => {
-    const put = await call("/v1/employees/gray-emp", { method: "PUT", body: { name: "Gray", runtime: "claude", model: { preferred: "claude-sonnet-4-6" } } });
+    const put = await call("/v1/employees/gray-emp", {
+      method: "PUT",
+      body: { name: "Gray", runtime: "claude", model: { preferred: "claude-sonnet-4-6" } },
+    });
     expect(put.status).toBe(200);
     const taskId = await teamTask(2, "gray", employee({ id: "gray-emp" }));
     const runner = await createRunner("gray-runner");

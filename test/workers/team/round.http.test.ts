@@ -167,7 +167,14 @@ describe("a team round through the dispatch queue, the runner inbox and a script
 
     const roles = (await call(`/v1/tasks/${taskId}/roles`)).body;
     expect(roles.chain).toEqual({ ok: true });
-    expect(roles.role_turns.map((r: any) => r.role).sort()).toEqual(["evaluator", "executor", "executor", "planner", "utility", "verifier"]);
+    expect(roles.role_turns.map((r: any) => r.role).sort()).toEqual([
+      "evaluator",
+      "executor",
+      "executor",
+      "planner",
+      "utility",
+      "verifier",
+    ]);
     const exec = roles.role_turns.find((r: any) => r.role === "executor");
     expect(exec).toMatchObject({
       requested_runtime: "codex",
@@ -261,7 +268,12 @@ describe("a team round through the dispatch queue, the runner inbox and a script
     expect(await leaseStages(runner.token, 1, { taskId, timeoutMs: 2_500 })).toEqual([]);
     const failedEvents = await eventsOf("team_stage_failed", taskId);
     expect(failedEvents).toHaveLength(2);
-    expect(failedEvents[0]!.payload).toMatchObject({ role: "executor", runtime: "codex", model: "gpt-5.5", error: { code: "not_logged_in" } });
+    expect(failedEvents[0]!.payload).toMatchObject({
+      role: "executor",
+      runtime: "codex",
+      model: "gpt-5.5",
+      error: { code: "not_logged_in" },
+    });
     const turns = (await call(`/v1/tasks/${taskId}/roles`)).body.role_turns.filter((r: any) => r.role === "executor");
     expect(turns).toHaveLength(2);
     expect(turns[0]).toMatchObject({ outcome: "failed", failure_edge: "spawn", fault_side: "runtime", runtime_used: null, failover: null });
