@@ -111,6 +111,14 @@ describe("the fake evaluator", () => {
     expect(none.criteria.map((c: { met: boolean }) => c.met)).toEqual([false, false, false]);
   });
 
+  it("does not meet a criterion that names a file no receipt covers, even when every receipt exists", () => {
+    const answer = JSON.parse(
+      call("claude", evaluatorPrompt(["notes/a.md exists", "notes/c.md exists"], ["notes/a.md 6B sha256=3f2a… exists"])).text,
+    );
+    expect(answer.criteria.map((c: { met: boolean }) => c.met)).toEqual([true, false]);
+    expect(answer.criteria[1].reason).toContain("no receipt for notes/c.md");
+  });
+
   it("treats a mismatched or unverified receipt as not met", () => {
     const answer = JSON.parse(
       call("codex", evaluatorPrompt(["notes/a.md exists"], ["notes/a.md 6B sha256=3f2a… mismatch (declared 9f8e…)"])).text,
