@@ -1,4 +1,6 @@
+import type { AgentLock } from "./durable-objects/agent-lock";
 import type { CouncilSession } from "./durable-objects/council-session";
+import type { EvolutionSemaphore } from "./durable-objects/evolution-semaphore";
 import type { RateWindow } from "./durable-objects/rate-window";
 import type { RunnerInbox } from "./durable-objects/runner-inbox";
 import type { ApprovalDeliveryMessage } from "./queues/approval-delivery-message";
@@ -20,6 +22,8 @@ declare global {
       COUNCIL_SESSION: DurableObjectNamespace<CouncilSession>;
       NODE_PUSHES: Queue<NodePushMessage>;
       RATE_WINDOW: DurableObjectNamespace<RateWindow>;
+      AGENT_LOCK: DurableObjectNamespace<AgentLock>;
+      EVOLUTION_SEMAPHORE: DurableObjectNamespace<EvolutionSemaphore>;
       APPROVAL_DELIVERIES: Queue<ApprovalDeliveryMessage>;
       // Approval channel secrets (never in config responses or events).
       SLACK_WEBHOOK_URL?: string;
@@ -36,7 +40,7 @@ declare global {
     // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
     interface GlobalProps {
       mainModule: typeof import("./workers/index");
-      durableNamespaces: "RunnerInbox" | "TaskBudget" | "TeamAdmission" | "CouncilSession" | "RateWindow";
+      durableNamespaces: "RunnerInbox" | "TaskBudget" | "TeamAdmission" | "CouncilSession" | "RateWindow" | "AgentLock" | "EvolutionSemaphore";
     }
   }
 }

@@ -4,6 +4,8 @@ import { onDispatchJobEnd } from "../tasks/dispatch/llm-select";
 import { onTeamStageJobEnd } from "../team/round-handler";
 import { councilProposalJobEnded, councilSessionJobEnded } from "../council/jobs";
 import { decompositionJobEnded } from "../projects/decompose";
+import { onReplyJobEnd } from "../conversations/replies";
+import { onReflectionJobEnd } from "../evolution/reflection-handler";
 import type { OwnerKind } from "./owner-kinds";
 import type { JobError, JobOwner } from "./payloads";
 
@@ -42,6 +44,10 @@ export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<Owne
   ["council_session", councilSessionJobEnded],
   // An approved project's decomposition into swarm tasks.
   ["project", decompositionJobEnded],
+  // An employee's reply in a conversation: its turn lands, or a failed turn says why.
+  ["conversation", onReplyJobEnd],
+  // A reflection the prediction engine triggered: its answer becomes a memory entry.
+  ["evolution_request", onReflectionJobEnd],
 ]);
 
 export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);

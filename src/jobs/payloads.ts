@@ -46,6 +46,8 @@ export const employeeTurnPayload = z.object({
   }),
   purpose: z.enum(["goal_round", "conversation"]),
   task_id: z.string().min(1).max(64).optional(),
+  /** The conversation a reply belongs to (purpose `conversation`). */
+  conversation_id: z.string().min(1).max(64).optional(),
   round_id: z.string().min(1).max(64).optional(),
   round: z.number().int().min(1).max(99).optional(),
   stage_id: z.string().min(1).max(64).optional(),

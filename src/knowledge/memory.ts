@@ -29,6 +29,7 @@ export function memoryView(row: EmployeeMemoryRow, snippet?: string) {
     tags: row.tags ? row.tags.split(" ") : [],
     created_by: row.createdBy,
     created_at: row.createdAt,
+    ...(row.importance !== null ? { importance: row.importance } : {}),
     ...(snippet !== undefined ? { snippet } : {}),
   };
 }
@@ -89,5 +90,6 @@ function fromRaw(r: Record<string, unknown>): EmployeeMemoryRow {
     tags: String(r.tags ?? ""),
     createdBy: String(r.created_by),
     createdAt: String(r.created_at),
+    importance: r.importance === null || r.importance === undefined ? null : Number(r.importance),
   };
 }

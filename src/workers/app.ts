@@ -1,3 +1,4 @@
+import { conversationsRoutes } from "./http/conversations";
 import { Hono } from "hono";
 import { loadClock } from "../lib/clock";
 import { AppError } from "../lib/errors";
@@ -55,6 +56,7 @@ app.route("/v1/tasks", teamTaskRoutes);
 app.route("/v1/employees", teamEmployeeRoutes);
 app.route("/v1/employees", knowledgeRoutes);
 app.route("/v1/cost", costRoutes);
+app.route("/v1/conversations", conversationsRoutes);
 app.route("/v1/nodes", nodesRoutes);
 app.route("/v1/council", councilRoutes);
 app.route("/v1/governance", governanceRoutes);

@@ -6,6 +6,8 @@ import { dispatchConfig, dispatchGuardConfig } from "../tasks/dispatch/config";
 import { topologyConfig } from "../topology/config";
 import { teamConfig } from "../team/config";
 import { goalsConfig } from "../team/goals-config";
+import { conversationsConfig } from "../conversations/config";
+import { evolutionConfig } from "../evolution/config";
 import { councilConfig } from "../council/config";
 import { projectsConfig } from "../projects/config";
 
@@ -18,6 +20,8 @@ export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<stri
   [topologyConfig.name]: topologyConfig,
   [teamConfig.name]: teamConfig,
   [goalsConfig.name]: goalsConfig,
+  [conversationsConfig.name]: conversationsConfig,
+  [evolutionConfig.name]: evolutionConfig,
   [councilConfig.name]: councilConfig,
   [projectsConfig.name]: projectsConfig,
 });

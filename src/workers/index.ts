@@ -13,6 +13,8 @@ export { RunnerInbox } from "../durable-objects/runner-inbox";
 export { TaskBudget } from "../durable-objects/task-budget";
 export { TeamAdmission } from "../durable-objects/team-admission";
 export { CouncilSession } from "../durable-objects/council-session";
+export { AgentLock } from "../durable-objects/agent-lock";
+export { EvolutionSemaphore } from "../durable-objects/evolution-semaphore";
 
 /** Queue names, as in wrangler.toml. */
 export const QUEUES = {

@@ -10,3 +10,4 @@ export * from "./nodes";
 export * from "./council";
 export * from "./projects";
 export * from "./knowledge";
+export * from "./conversations";

@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * An employee's memory and wiki (issue 11 item 6): written by operators, read by the employee's
@@ -18,6 +18,9 @@ export const employeeMemory = sqliteTable(
     tags: text("tags").notNull().default(""),
     createdBy: text("created_by").notNull(),
     createdAt: text("created_at").notNull(),
+    // How much an entry the prediction engine wrote matters (seed 003 StoreEpisodic's importance);
+    // null for an entry nobody rated (a manager's note).
+    importance: real("importance"),
   },
   (t) => [uniqueIndex("employee_memory_id_idx").on(t.id), index("employee_memory_employee_idx").on(t.employeeId, t.createdAt)],
 );

@@ -4,12 +4,14 @@ import { topologyTick } from "../../topology/driver";
 import { approvalsTick } from "./approvals";
 import { teamTick } from "../../team/round-handler";
 import { projectsTick } from "../../projects/tick";
+import { conversationsTick } from "../../conversations/tick";
+import { silenceBreakerTick } from "../../evolution/silence";
 import { councilTick } from "./council";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
 
 /** Every tick name of the API; features register theirs below as they land. */
-export const TICK_NAMES = ["council", "topology", "approvals", "leases", "evolution", "projects", "team"] as const;
+export const TICK_NAMES = ["council", "topology", "approvals", "leases", "evolution", "projects", "team", "conversations"] as const;
 export type TickName = (typeof TICK_NAMES)[number];
 
 export interface Tick {
@@ -31,6 +33,10 @@ export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   team: { cron: CRONS.everyMinute, run: teamTick },
   council: { cron: [CRONS.hourly, CRONS.everyMinute], run: councilTick },
   projects: { cron: CRONS.everyMinute, run: projectsTick },
+  // Conversations quiet for [conversations] idle_minutes close (and their prediction runs).
+  conversations: { cron: CRONS.everyMinute, run: (env, now) => conversationsTick(env, now) },
+  // The silence breaker (seed 003 §5.2): a warning for an employee whose evolution has been quiet too long.
+  evolution: { cron: CRONS.everyMinute, run: (env, now) => silenceBreakerTick(env, now) },
 });
 
 export function ticksFor(cron: string): [TickName, Tick][] {

@@ -5,9 +5,14 @@ import { requireAuth } from "../../lib/auth";
 import { validate } from "../../lib/validation";
 import { employeeId, employeeView, findEmployee, getEmployeeView, listEmployees, putEmployee } from "../../tasks/employees";
 import { effectiveTeam, employeeWithTeamBody } from "../../team/employee-team";
+import { openBody, openConversation } from "../../conversations/messages";
+import { employeeEvolution } from "../../evolution/config";
+import { evolutionView } from "../../evolution/view";
 import type { AppEnv } from "../app-env";
 
 const idParam = z.object({ id: employeeId });
+/** The employee, with its own `[team]` and `[evolution]` (each stored in its config as written). */
+const employeePutBody = employeeWithTeamBody.extend({ evolution: employeeEvolution.optional() });
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: employeeId.optional(),
@@ -15,11 +20,11 @@ const listQuery = z.object({
 
 /** The employee registry (API.md "Employees, tasks, dispatch, topology"). */
 export const employeesRoutes = new Hono<AppEnv>()
-  .put("/:id", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", employeeWithTeamBody), async (c) => {
+  .put("/:id", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", employeePutBody), async (c) => {
     const db = getDb(c.env.DB);
-    // PUT semantics: a body without `team` removes the employee's own [team] (it cascades again).
-    const { team, ...body } = c.req.valid("json");
-    const { row, created } = await putEmployee(db, c.req.valid("param").id, body, c.var.principal.id, c.var.clock.now(), { team });
+    // PUT semantics: a body without `team` (or `evolution`) removes the employee's own section (the global one applies again).
+    const { team, evolution, ...body } = c.req.valid("json");
+    const { row, created } = await putEmployee(db, c.req.valid("param").id, body, c.var.principal.id, c.var.clock.now(), { team, evolution });
     return c.json(await withTeam(db, employeeView(row), row, { created }));
   })
   .get("/:id", requireAuth({ operator: "viewer" }), validate("param", idParam), async (c) => {
@@ -30,6 +35,15 @@ export const employeesRoutes = new Hono<AppEnv>()
   })
   .get("/", requireAuth({ operator: "viewer" }), validate("query", listQuery), async (c) => {
     return c.json(await listEmployees(getDb(c.env.DB), c.req.valid("query")));
+  })
+  // A person (or an integration acting for one) starts talking to the employee.
+  .post("/:id/conversations", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", openBody), async (c) => {
+    const out = await openConversation(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+    return c.json(out, 201);
+  })
+  // What the prediction engine and the evolution triggers know of the employee.
+  .get("/:id/evolution", requireAuth({ operator: "viewer" }), validate("param", idParam), async (c) => {
+    return c.json(await evolutionView(c.env, getDb(c.env.DB), c.req.valid("param").id, c.var.clock.now()));
   });
 
 /** The employee's own `team` (as written) and its effective `[team]` beside the other effective config. */
@@ -40,9 +54,11 @@ async function withTeam<V extends { effective: Record<string, unknown> }>(
   extra: Record<string, unknown> = {},
 ) {
   const team = row.config?.team;
+  const evolution = row.config?.evolution;
   return {
     ...view,
     ...(team !== undefined ? { team } : {}),
+    ...(evolution !== undefined ? { evolution } : {}),
     effective: { ...view.effective, team: await effectiveTeam(db, row) },
     ...extra,
   };
