@@ -68,7 +68,11 @@ export async function ingestTranscript(env: Env, db: Db, body: TranscriptBody, a
     ),
     appendEvent(
       db,
-      { type: "conversation.opened", subject: id, payload: { conversation_id: id, employee_id: body.agent_id, user_id: body.user_id, source: "batch", by: actor } },
+      {
+        type: "conversation.opened",
+        subject: id,
+        payload: { conversation_id: id, employee_id: body.agent_id, user_id: body.user_id, source: "batch", by: actor },
+      },
       now,
     ),
   ]);

@@ -168,7 +168,18 @@ export async function closeConversation(env: Env, conversationId: string, reason
         open,
       ),
       ...(action.kind === "store_episodic"
-        ? [addMemoryStatement(db, conv.employeeId, action.content, ["episodic"], action.importance, `prediction:${conversationId}`, now, open)]
+        ? [
+            addMemoryStatement(
+              db,
+              conv.employeeId,
+              action.content,
+              ["episodic"],
+              action.importance,
+              `prediction:${conversationId}`,
+              now,
+              open,
+            ),
+          ]
         : []),
       db.insert(predictionLog).values({
         agentId: conv.employeeId,
@@ -189,7 +200,12 @@ export async function closeConversation(env: Env, conversationId: string, reason
               {
                 type: "evolution.thresholds_adjusted",
                 subject: conv.employeeId,
-                payload: { agent_id: conv.employeeId, before: computed.calibration.before, after: computed.calibration.after, rules: computed.calibration.rules },
+                payload: {
+                  agent_id: conv.employeeId,
+                  before: computed.calibration.before,
+                  after: computed.calibration.after,
+                  rules: computed.calibration.rules,
+                },
               },
               now,
             ),
@@ -230,7 +246,9 @@ export async function closeConversation(env: Env, conversationId: string, reason
       const withTrigger = { ...action, trigger: triggered };
       await db
         .update(conversations)
-        .set({ outcome: { prediction: outcome.prediction, error: outcome.error, action: withTrigger } as unknown as Record<string, unknown> })
+        .set({
+          outcome: { prediction: outcome.prediction, error: outcome.error, action: withTrigger } as unknown as Record<string, unknown>,
+        })
         .where(eq(conversations.id, conversationId));
     }
     return conversationView(await requireConversation(db, conversationId), rows);

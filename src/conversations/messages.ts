@@ -59,7 +59,11 @@ export async function openConversation(db: Db, employeeId: string, input: { user
     }),
     appendEvent(
       db,
-      { type: "conversation.opened", subject: id, payload: { conversation_id: id, employee_id: employeeId, user_id: input.user_id, by: actor } },
+      {
+        type: "conversation.opened",
+        subject: id,
+        payload: { conversation_id: id, employee_id: employeeId, user_id: input.user_id, by: actor },
+      },
       now,
     ),
   ]);
@@ -111,13 +115,17 @@ export function replyPayload(employee: EmployeeRow, conversationId: string, prom
  */
 export async function sendMessage(env: Env, db: Db, conversationId: string, body: MessageBody, actor: string, now: Date) {
   const conv = await requireConversation(db, conversationId);
-  if (conv.status !== "open") throw new AppError("conflict", `conversation ${conversationId} is closed`, { extra: { reason: "conversation_closed" } });
+  if (conv.status !== "open")
+    throw new AppError("conflict", `conversation ${conversationId} is closed`, { extra: { reason: "conversation_closed" } });
   if (conv.pendingJobId) throw replyPending(conversationId, conv.pendingJobId);
   const employee = await findEmployee(db, conv.employeeId);
   if (!employee) throw new AppError("conflict", `employee ${conv.employeeId} no longer exists`, { extra: { reason: "employee_gone" } });
   const cfg = await readSection(db, conversationsConfig);
   const history = (await listTurns(db, conversationId)).slice(-cfg.history_turns);
-  const [playbook, memory] = await Promise.all([selectPlaybookEntries(db, employee.id, body.content), matchingMemory(db, employee.id, body.content)]);
+  const [playbook, memory] = await Promise.all([
+    selectPlaybookEntries(db, employee.id, body.content),
+    matchingMemory(db, employee.id, body.content),
+  ]);
   const prompt = turnPrompt({
     employee: { name: employee.name },
     user_id: conv.userId,
@@ -142,7 +150,17 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
     insertWhere(db, jobs, jobRow(prepared.jobId, payload, conversationId, at), free),
     appendEventWhere(
       db,
-      { type: "job.queued", subject: prepared.jobId, payload: { job_id: prepared.jobId, kind: "employee_turn", runtime: payload.runtime, owner: { kind: "conversation", id: conversationId } }, dedupeKey: `job:${prepared.jobId}:queued` },
+      {
+        type: "job.queued",
+        subject: prepared.jobId,
+        payload: {
+          job_id: prepared.jobId,
+          kind: "employee_turn",
+          runtime: payload.runtime,
+          owner: { kind: "conversation", id: conversationId },
+        },
+        dedupeKey: `job:${prepared.jobId}:queued`,
+      },
       now,
       free,
     ),
@@ -151,7 +169,13 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
       {
         type: "conversation.message",
         subject: conversationId,
-        payload: { conversation_id: conversationId, turn: seq, job_id: prepared.jobId, ...(body.feedback ? { feedback: body.feedback } : {}), by: actor },
+        payload: {
+          conversation_id: conversationId,
+          turn: seq,
+          job_id: prepared.jobId,
+          ...(body.feedback ? { feedback: body.feedback } : {}),
+          by: actor,
+        },
       },
       now,
       free,
@@ -159,18 +183,33 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
     db
       .update(conversations)
       .set({ pendingJobId: prepared.jobId, turnCount: seq, lastActivityAt: at })
-      .where(and(eq(conversations.id, conversationId), eq(conversations.status, "open"), isNull(conversations.pendingJobId), eq(conversations.turnCount, conv.turnCount))),
+      .where(
+        and(
+          eq(conversations.id, conversationId),
+          eq(conversations.status, "open"),
+          isNull(conversations.pendingJobId),
+          eq(conversations.turnCount, conv.turnCount),
+        ),
+      ),
   ]);
   if (rowsChanged(turn) === 0 || rowsChanged(update) === 0) {
     const now2 = await requireConversation(db, conversationId);
-    if (now2.status !== "open") throw new AppError("conflict", `conversation ${conversationId} is closed`, { extra: { reason: "conversation_closed" } });
+    if (now2.status !== "open")
+      throw new AppError("conflict", `conversation ${conversationId} is closed`, { extra: { reason: "conversation_closed" } });
     throw replyPending(conversationId, now2.pendingJobId);
   }
   try {
     await dispatchJob(env, prepared.message);
   } catch (err) {
     console.error(`conversations: reply job ${prepared.jobId} could not be queued`, err);
-    await recordReplyEnd(db, conversationId, prepared.jobId, { status: "failed", error: { code: "dispatch_failed", message: "the dispatch queue refused the reply job" } }, now, true);
+    await recordReplyEnd(
+      db,
+      conversationId,
+      prepared.jobId,
+      { status: "failed", error: { code: "dispatch_failed", message: "the dispatch queue refused the reply job" } },
+      now,
+      true,
+    );
   }
   return { conversation_id: conversationId, turn: seq, job_id: prepared.jobId, status: "reply_pending" as const };
 }
@@ -197,8 +236,7 @@ function replyPending(conversationId: string, jobId: string | null) {
 }
 
 export type ReplyEnd =
-  | { status: "completed"; text: string; runtime?: string; model?: string }
-  | { status: "failed"; error: { code: string; message: string } };
+  { status: "completed"; text: string; runtime?: string; model?: string } | { status: "failed"; error: { code: string; message: string } };
 
 /**
  * The reply job ended: the employee's turn (or a failed turn saying why) lands once, keyed by the job,

@@ -41,14 +41,17 @@ export function turnPrompt(input: TurnPromptInput): string {
       )}`,
     );
   }
-  if (input.memory.length) parts.push(`## What you remember that matches\n${block("memory", input.memory.map((m) => `- ${m}`).join("\n"))}`);
+  if (input.memory.length)
+    parts.push(`## What you remember that matches\n${block("memory", input.memory.map((m) => `- ${m}`).join("\n"))}`);
   const message = `## The user's message\n${block("user_message", input.message)}`;
   // The history is cut from its oldest turns until the whole prompt fits a job prompt.
   let history = input.history.filter((t) => t.status === "ok");
   for (;;) {
     const text = [
       ...parts,
-      ...(history.length ? [`## The conversation so far\n${block("conversation", history.map((t) => `${t.role}: ${t.content}`).join("\n"))}`] : []),
+      ...(history.length
+        ? [`## The conversation so far\n${block("conversation", history.map((t) => `${t.role}: ${t.content}`).join("\n"))}`]
+        : []),
       message,
     ].join("\n\n");
     if (jsonStringBytes(text) <= JOB_LIMITS.promptBytes || history.length === 0) return text;

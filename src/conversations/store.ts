@@ -14,7 +14,12 @@ export async function requireConversation(db: Db, id: string): Promise<Conversat
 }
 
 export function listTurns(db: Db, conversationId: string): Promise<ConversationTurnRow[]> {
-  return db.select().from(conversationTurns).where(eq(conversationTurns.conversationId, conversationId)).orderBy(asc(conversationTurns.seq)).all();
+  return db
+    .select()
+    .from(conversationTurns)
+    .where(eq(conversationTurns.conversationId, conversationId))
+    .orderBy(asc(conversationTurns.seq))
+    .all();
 }
 
 export function turnView(t: ConversationTurnRow) {

@@ -21,9 +21,14 @@ export class AgentLock extends DurableObject<Env> {
   async acquire(input: AcquireInput): Promise<{ ok: true; until: number } | { ok: false; holder: string; until: number }> {
     const req = acquireInput.parse(input);
     const current = this.sql.exec<{ holder: string; until: number }>(`SELECT holder, until FROM lock WHERE id = 1`).toArray()[0];
-    if (current && current.until > req.now && current.holder !== req.holder) return { ok: false, holder: current.holder, until: current.until };
+    if (current && current.until > req.now && current.holder !== req.holder)
+      return { ok: false, holder: current.holder, until: current.until };
     const until = req.now + req.ttl_ms;
-    this.sql.exec(`INSERT INTO lock (id, holder, until) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET holder = excluded.holder, until = excluded.until`, req.holder, until);
+    this.sql.exec(
+      `INSERT INTO lock (id, holder, until) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET holder = excluded.holder, until = excluded.until`,
+      req.holder,
+      until,
+    );
     return { ok: true, until };
   }
 
@@ -43,7 +48,11 @@ export class AgentLock extends DurableObject<Env> {
 
 const acquireInput = z.object({
   holder: z.string().min(1).max(200),
-  ttl_ms: z.number().int().min(1_000).max(24 * 3_600_000),
+  ttl_ms: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 3_600_000),
   now: z.number().int(),
 });
 export type AcquireInput = z.input<typeof acquireInput>;

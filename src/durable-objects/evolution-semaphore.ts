@@ -46,7 +46,11 @@ export class EvolutionSemaphore extends DurableObject<Env> {
 const slotInput = z.object({
   holder: z.string().min(1).max(200),
   limit: z.number().int().min(1).max(1_000),
-  ttl_ms: z.number().int().min(1_000).max(24 * 3_600_000),
+  ttl_ms: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 3_600_000),
   now: z.number().int(),
 });
 export type SlotInput = z.input<typeof slotInput>;

@@ -38,7 +38,12 @@ export async function silenceBreakerTick(env: Env, now: Date, limit = 200) {
           {
             type: "evolution.silence_breaker",
             subject: row.id,
-            payload: { agent_id: row.id, hours_since_last_trigger: Math.round(hours * 10) / 10, max_silence_hours: cfg.max_silence_hours, last_trigger_at: row.last },
+            payload: {
+              agent_id: row.id,
+              hours_since_last_trigger: Math.round(hours * 10) / 10,
+              max_silence_hours: cfg.max_silence_hours,
+              last_trigger_at: row.last,
+            },
           },
           now,
         ),

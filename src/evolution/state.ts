@@ -72,5 +72,8 @@ export function saveEvolutionState(db: Db, read: Pick<EvolutionState, "version">
 
 /** Whether a batch failed because the evolution state it read had moved on. */
 export function isStateConflict(text: string): boolean {
-  return (text.includes("NOT NULL constraint failed") && text.includes("evolution_state.version")) || /UNIQUE constraint failed: evolution_state/.test(text);
+  return (
+    (text.includes("NOT NULL constraint failed") && text.includes("evolution_state.version")) ||
+    /UNIQUE constraint failed: evolution_state/.test(text)
+  );
 }

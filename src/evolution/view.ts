@@ -17,7 +17,13 @@ export async function evolutionView(env: Env, db: Db, employeeId: string, now: D
   const state = await loadEvolutionState(db, employeeId);
   const [routes, requests, lock] = await Promise.all([
     db.select().from(predictionLog).where(eq(predictionLog.agentId, employeeId)).orderBy(desc(predictionLog.id)).limit(20).all(),
-    db.select().from(evolutionRequests).where(eq(evolutionRequests.agentId, employeeId)).orderBy(desc(evolutionRequests.createdAt)).limit(20).all(),
+    db
+      .select()
+      .from(evolutionRequests)
+      .where(eq(evolutionRequests.agentId, employeeId))
+      .orderBy(desc(evolutionRequests.createdAt))
+      .limit(20)
+      .all(),
     getAgentLock(env, employeeId).status({ now: now.getTime() }),
   ]);
   const cooling = state.cooldown_until !== null && Date.parse(state.cooldown_until) > now.getTime();

@@ -23,7 +23,14 @@ export const conversationsRoutes = new Hono<AppEnv>()
     return c.json(conversationView(conv, await listTurns(db, conv.id)));
   })
   .post("/:id/messages", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", messageBody), async (c) => {
-    const out = await sendMessage(c.env, getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+    const out = await sendMessage(
+      c.env,
+      getDb(c.env.DB),
+      c.req.valid("param").id,
+      c.req.valid("json"),
+      c.var.principal.id,
+      c.var.clock.now(),
+    );
     return c.json(out, 202);
   })
   .post("/:id/close", requireAuth({ operator: "manager" }), validate("param", idParam), async (c) => {

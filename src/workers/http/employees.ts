@@ -24,7 +24,10 @@ export const employeesRoutes = new Hono<AppEnv>()
     const db = getDb(c.env.DB);
     // PUT semantics: a body without `team` (or `evolution`) removes the employee's own section (the global one applies again).
     const { team, evolution, ...body } = c.req.valid("json");
-    const { row, created } = await putEmployee(db, c.req.valid("param").id, body, c.var.principal.id, c.var.clock.now(), { team, evolution });
+    const { row, created } = await putEmployee(db, c.req.valid("param").id, body, c.var.principal.id, c.var.clock.now(), {
+      team,
+      evolution,
+    });
     return c.json(await withTeam(db, employeeView(row), row, { created }));
   })
   .get("/:id", requireAuth({ operator: "viewer" }), validate("param", idParam), async (c) => {
@@ -38,7 +41,13 @@ export const employeesRoutes = new Hono<AppEnv>()
   })
   // A person (or an integration acting for one) starts talking to the employee.
   .post("/:id/conversations", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", openBody), async (c) => {
-    const out = await openConversation(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+    const out = await openConversation(
+      getDb(c.env.DB),
+      c.req.valid("param").id,
+      c.req.valid("json"),
+      c.var.principal.id,
+      c.var.clock.now(),
+    );
     return c.json(out, 201);
   })
   // What the prediction engine and the evolution triggers know of the employee.
