@@ -10,7 +10,8 @@ import { appendEventWhere, insertWhere, rowsChanged } from "../lib/guarded-inser
 import { newId } from "../lib/ids";
 import { jsonStringBytes } from "../jobs/limits";
 import { employeeTurnPayload, type EmployeeTurnPayload } from "../jobs/payloads";
-import { dispatchJob, prepareJob } from "../jobs/submit";
+import { mintEmployeeToken, revokeEmployeeToken } from "../jobs/employee-token";
+import { dispatchJob, prepareJob, REDACTED_SECRET } from "../jobs/submit";
 import { searchMemory } from "../knowledge/memory";
 import { extractTopics } from "../prediction";
 import { DEFAULT_ALLOWED_TOOLS, findEmployee } from "../tasks/employees";
@@ -134,20 +135,31 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
     history,
     message: body.content,
   });
-  const payload = replyPayload(employee, conversationId, prompt, cfg.reply_timeout_ms);
-  const prepared = prepareJob(db, { kind: "employee_turn", payload, owner: { kind: "conversation", id: conversationId } }, now);
+  const jobId = newId("job");
+  // The reply runs with its own short-lived token (the employee's MCP tools); the job row keeps none.
+  const expires = new Date(now.getTime() + cfg.reply_timeout_ms * 3 + 10 * 60_000);
+  const token = await mintEmployeeToken(db, { employee_id: employee.id, job_id: jobId }, expires, now);
+  const payload = {
+    ...replyPayload(employee, conversationId, prompt, cfg.reply_timeout_ms),
+    employee_token: token.token,
+    employee_token_expires_at: expires.toISOString(),
+  };
+  const prepared = prepareJob(db, { kind: "employee_turn", payload, owner: { kind: "conversation", id: conversationId } }, now, jobId, {
+    rowPayload: { ...payload, employee_token: REDACTED_SECRET },
+  });
   const seq = conv.turnCount + 1;
   const at = now.toISOString();
   // Everything lands only while the conversation is open with no reply in flight and still at this turn.
   const free = sql`EXISTS (SELECT 1 FROM ${conversations} WHERE ${conversations.id} = ${conversationId} AND ${conversations.status} = 'open' AND ${conversations.pendingJobId} IS NULL AND ${conversations.turnCount} = ${conv.turnCount})`;
-  const [turn, , , , update] = await db.batch([
+  const [, turn, , , , update] = await db.batch([
+    token.insert,
     insertWhere(
       db,
       conversationTurns,
       { conversationId, seq, role: "user", content: body.content, status: "ok", ...(body.feedback ? { feedback: body.feedback } : {}), at },
       free,
     ),
-    insertWhere(db, jobs, jobRow(prepared.jobId, payload, conversationId, at), free),
+    insertWhere(db, jobs, jobRow(prepared.jobId, { ...payload, employee_token: REDACTED_SECRET }, conversationId, at), free),
     appendEventWhere(
       db,
       {
@@ -193,6 +205,7 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
       ),
   ]);
   if (rowsChanged(turn) === 0 || rowsChanged(update) === 0) {
+    await revokeEmployeeToken(db, prepared.jobId, now);
     const now2 = await requireConversation(db, conversationId);
     if (now2.status !== "open")
       throw new AppError("conflict", `conversation ${conversationId} is closed`, { extra: { reason: "conversation_closed" } });
@@ -275,6 +288,7 @@ export async function recordReplyEnd(db: Db, conversationId: string, jobId: stri
           dedupeKey: `conversation.replied:${jobId}`,
         };
   await db.batch([
+    revokeEmployeeToken(db, jobId, now),
     insertWhere(db, conversationTurns, turn, waiting).onConflictDoNothing(),
     appendEventWhere(db, event, now, waiting),
     ...(jobDead

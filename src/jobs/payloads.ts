@@ -57,6 +57,13 @@ export const employeeTurnPayload = z.object({
     .refine((p) => jsonStringBytes(p) <= JOB_LIMITS.promptBytes, {
       message: `must be at most ${JOB_LIMITS.promptBytes} bytes (64 KiB) of UTF-8 in its JSON encoding`,
     }),
+  /**
+   * The run's own token (src/jobs/employee-token.ts) for the crewplane MCP server's employee tools
+   * (`evolution_status`, `evolution_toggle`). The D1 row keeps `[redacted]`: a run rebuilt from it gets
+   * no MCP server.
+   */
+  employee_token: z.string().min(1).max(200).optional(),
+  employee_token_expires_at: z.iso.datetime().optional(),
   /** Workspace-relative paths earlier rounds wrote: the runner reports their state now, too. */
   recheck_paths: z.array(z.string().min(1).max(512)).max(64).optional(),
   timeout_ms: z

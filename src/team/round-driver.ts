@@ -11,6 +11,7 @@ import { appendEventWhere, rowsChanged } from "../lib/guarded-insert";
 import { newId } from "../lib/ids";
 import type { JobError } from "../jobs/payloads";
 import { dispatchJob, prepareJob, REDACTED_SECRET, type NewJob, type PreparedJob } from "../jobs/submit";
+import { mintEmployeeToken, revokeEmployeeToken } from "../jobs/employee-token";
 import { bestRound, type JudgedRound } from "./acceptance";
 import { isMemberStage, type DegradeStep, type RoundPlan } from "./budget";
 import {
@@ -424,13 +425,35 @@ async function launchLoopStage(env: Env, state: RoundState, stage: StageRecord, 
     await endStage(env, roundId, stageId, { status: "failed", error }, now);
     return false;
   }
-  const prepared = prepareJob(db, { kind: job.kind, payload: job.payload, owner: { kind: "team_round", id: roundId } } as NewJob, now);
+  const jobId = newId("job");
+  // The employee's own run acts with its own short-lived token (its MCP tools); the row never keeps it.
+  const token =
+    job.kind === "employee_turn"
+      ? await mintEmployeeToken(
+          db,
+          { employee_id: job.payload.employee_id, job_id: jobId },
+          new Date(now.getTime() + job.payload.timeout_ms * 3 + 10 * 60_000),
+          now,
+        )
+      : undefined;
+  const payload =
+    job.kind === "employee_turn" && token
+      ? {
+          ...job.payload,
+          employee_token: token.token,
+          employee_token_expires_at: new Date(now.getTime() + job.payload.timeout_ms * 3 + 10 * 60_000).toISOString(),
+        }
+      : job.payload;
+  const prepared = prepareJob(db, { kind: job.kind, payload, owner: { kind: "team_round", id: roundId } } as NewJob, now, jobId, {
+    ...(token ? { rowPayload: { ...payload, employee_token: REDACTED_SECRET } } : {}),
+  });
   const launched = await mutateRound(db, roundId, `dispatch:${stageId}`, now, (s) => {
     const st = s.stages.find((x) => x.stage_id === stageId);
     if (TERMINAL_PHASES.has(s.phase) || st?.status !== "pending") return null;
     return {
       state: markStage(s, stageId, { status: "dispatched", job_id: prepared.jobId, runtime: job.runtime, model: job.model }),
       statements: [
+        ...(token ? [token.insert] : []),
         ...prepared.statements,
         roundEvent(
           db,
@@ -690,6 +713,8 @@ async function recordLoopEnd(
   const result = outcome.status === "completed" ? outcome.result : undefined;
   const ran = outcome.status === "failed" ? outcome.ran : undefined;
   const requested = { runtime: stage.runtime ?? "offline", model: stage.model ?? "offline" };
+  // The employee's run is over: its token stops working now.
+  if (stage.kind === "work" && stage.job_id) await revokeEmployeeToken(db, stage.job_id, now);
   await appendRoleTurn(
     db,
     {

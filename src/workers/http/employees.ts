@@ -7,7 +7,11 @@ import { employeeId, employeeView, findEmployee, getEmployeeView, listEmployees,
 import { effectiveTeam, employeeWithTeamBody } from "../../team/employee-team";
 import { openBody, openConversation } from "../../conversations/messages";
 import { employeeEvolution } from "../../evolution/config";
+import { toggleBody, toggleEvolution } from "../../evolution/toggle";
 import { evolutionView } from "../../evolution/view";
+import { actsAsEmployee } from "../../jobs/employee-token";
+import type { Principal } from "../../lib/auth";
+import { AppError } from "../../lib/errors";
 import type { AppEnv } from "../app-env";
 
 const idParam = z.object({ id: employeeId });
@@ -50,10 +54,31 @@ export const employeesRoutes = new Hono<AppEnv>()
     );
     return c.json(out, 201);
   })
-  // What the prediction engine and the evolution triggers know of the employee.
-  .get("/:id/evolution", requireAuth({ operator: "viewer" }), validate("param", idParam), async (c) => {
-    return c.json(await evolutionView(c.env, getDb(c.env.DB), c.req.valid("param").id, c.var.clock.now()));
-  });
+  // What the prediction engine and the evolution triggers know of the employee (also the employee's
+  // own `evolution_status` MCP tool, through its run's token).
+  .get("/:id/evolution", requireAuth({ operator: "viewer", member: true }), validate("param", idParam), async (c) => {
+    const { id } = c.req.valid("param");
+    assertOperatorOrSelf(c.var.principal, id);
+    return c.json(await evolutionView(c.env, getDb(c.env.DB), id, c.var.clock.now()));
+  })
+  // `evolution_toggle`: a manager, or the employee itself, flips one of its evolution flags.
+  .post(
+    "/:id/evolution/toggle",
+    requireAuth({ operator: "manager", member: true }),
+    validate("param", idParam),
+    validate("json", toggleBody),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      assertOperatorOrSelf(c.var.principal, id);
+      return c.json(await toggleEvolution(getDb(c.env.DB), id, c.req.valid("json"), c.var.principal.id, c.var.clock.now()));
+    },
+  );
+
+/** An operator (its role checked by the route), or the employee's own run acting for itself and no one else. */
+function assertOperatorOrSelf(principal: Principal, employeeId: string) {
+  if (principal.kind === "operator" || actsAsEmployee(principal, employeeId)) return;
+  throw new AppError("forbidden", "This token acts for another employee, or for none");
+}
 
 /** The employee's own `team` (as written) and its effective `[team]` beside the other effective config. */
 async function withTeam<V extends { effective: Record<string, unknown> }>(

@@ -106,6 +106,39 @@ describe("a conversation with an employee", () => {
     await until(async () => ((await call(`/v1/conversations/${id}`)).body.turns.length === 4 ? true : undefined), "the second reply");
   });
 
+  it("gives the employee's run its own token for its evolution tools: status and toggles for itself only, revoked when the reply lands", async () => {
+    await putEmployee("tomo");
+    await putEmployee("other");
+    const runner = await createRunner("conv-token");
+    const id = await open("tomo");
+    await call(`/v1/conversations/${id}/messages`, { body: { content: "Turn on your self-improvement" } });
+    const job = await leaseReply(runner.token, id);
+    const token = job.payload.employee_token as string;
+    expect(token).toMatch(/^mbr_[0-9a-f]{16}\.[0-9a-f]{64}$/);
+    // The job's stored row never keeps it.
+    expect((await call(`/v1/admin/jobs/${job.job_id}`)).body.payload?.employee_token ?? "[redacted]").toBe("[redacted]");
+    const row = await env.DB.prepare("SELECT payload FROM jobs WHERE id = ?").bind(job.job_id).first<{ payload: string }>();
+    expect(JSON.parse(row!.payload).employee_token).toBe("[redacted]");
+
+    expect((await call("/v1/employees/tomo/evolution", { token })).body).toMatchObject({ employee_id: "tomo", status: "disabled" });
+    const on = await call("/v1/employees/tomo/evolution/toggle", { token, body: { key: "gvu_enabled", value: true } });
+    expect(on.status, JSON.stringify(on.body)).toBe(200);
+    expect(on.body).toMatchObject({ key: "gvu_enabled", value: true, config: { gvu_enabled: true } });
+    expect((await call("/v1/employees/tomo")).body.evolution).toEqual({ gvu_enabled: true });
+    expect((await eventsOf("evolution.toggled", "tomo"))[0]!.payload).toMatchObject({ key: "gvu_enabled", value: true, before: null });
+    const refused = await call("/v1/employees/tomo/evolution/toggle", { token, body: { key: "cognitive_memory", value: false } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.reason).toBe("not_toggleable");
+    // Another employee's evolution, or a team member's endpoints, are not this token's.
+    expect((await call("/v1/employees/other/evolution", { token })).status).toBe(403);
+    expect((await call("/v1/employees/other/evolution/toggle", { token, body: { key: "gvu_enabled", value: true } })).status).toBe(403);
+    expect((await call("/v1/team/member", { token })).status).toBeGreaterThanOrEqual(400);
+
+    await completeStage(runner.token, job, { text: "Done.", runtime: "claude" });
+    await until(async () => ((await call(`/v1/conversations/${id}`)).body.reply_pending === false ? true : undefined), "the reply");
+    expect((await call("/v1/employees/tomo/evolution", { token })).status).toBe(401);
+  });
+
   it("records a reply job that dies as a failed turn, and the conversation takes the next message", async () => {
     await putEmployee("bea");
     const runner = await createRunner("conv-2");
