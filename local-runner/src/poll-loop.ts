@@ -42,7 +42,7 @@ export interface PollLoopOptions {
   sweepIntervalMs?: number;
   /** Wall clock for work-dir ages; injectable for tests. */
   now?: () => number;
-  /** What team stages need beyond the basics: the Worker URL their members call, and test hooks. */
+  /** What team stages and employee turns need beyond the basics: the Worker URL their crewplane servers call, and test hooks. */
   members?: Pick<JobContext, "apiUrl" | "fetch" | "roundCheckMs" | "codexMcpApprovalMode" | "mcpLaunch">;
   /** How often leftover member scaffolds are swept (the first sweep runs when the loop starts). */
   scaffoldSweepIntervalMs?: number;

@@ -3,7 +3,7 @@
  * job succeeds, kept after a failure for `keep_failed_work_hours` so someone can read what the CLI
  * did, then swept.
  */
-import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import type { Logger } from "./logger.ts";
@@ -69,6 +69,12 @@ export interface SweepOptions {
   /** Dirs of jobs running right now are never touched, whatever their age. */
   isRunning: (dirName: string) => boolean;
   logger?: Logger;
+  /**
+   * Files that hold a secret (an employee turn's identity file, with its token). A job removes its
+   * own when it ends; one whose runner was killed outright cannot, so the sweep removes them from
+   * every dir of a job that is not running, long before the dir itself goes.
+   */
+  secretFiles?: readonly string[];
 }
 
 export interface SweepReport {
@@ -101,6 +107,7 @@ export async function sweepWorkDirs(home: string, options: SweepOptions): Promis
     const ended = await endedAt(dir);
     if (ended === undefined || ended > cutoff) {
       kept += 1;
+      await removeSecretFiles(dir, options.secretFiles ?? [], options.logger);
       continue;
     }
     await rm(dir, { recursive: true, force: true });
@@ -112,6 +119,20 @@ export async function sweepWorkDirs(home: string, options: SweepOptions): Promis
     });
   }
   return { removed, kept };
+}
+
+async function removeSecretFiles(dir: string, names: readonly string[], logger: Logger | undefined): Promise<void> {
+  for (const name of names) {
+    const before = await stat(dir).catch(() => undefined);
+    try {
+      await rm(join(dir, name));
+    } catch {
+      continue; // not there (the usual case)
+    }
+    // Removing an entry touches the dir, which would date a marker-less dir as ended just now.
+    if (before) await utimes(dir, before.atime, before.mtime).catch(() => undefined);
+    logger?.info("work.secret_removed", { dir, file: name });
+  }
 }
 
 async function endedAt(dir: string): Promise<number | undefined> {

@@ -6,6 +6,7 @@
  */
 import { basename } from "node:path";
 import type { Logger } from "./logger.ts";
+import { EMPLOYEE_IDENTITY_FILE } from "./members/employee-mcp.ts";
 import type { RunnerSettings } from "./protocol.ts";
 import { DEFAULT_KEEP_FAILED_WORK_HOURS, markWorkDirEnded, removeWorkDir, sweepWorkDirs, workDirFor } from "./work-dir.ts";
 
@@ -38,7 +39,13 @@ export function createWorkJanitor(options: {
     sweeping ??= (async () => {
       const busy = new Set([...options.runningJobIds()].map((id) => basename(workDirFor(home, id))));
       try {
-        const report = await sweepWorkDirs(home, { nowMs: now(), keepHours, isRunning: (name) => busy.has(name), logger });
+        const report = await sweepWorkDirs(home, {
+          nowMs: now(),
+          keepHours,
+          isRunning: (name) => busy.has(name),
+          logger,
+          secretFiles: [EMPLOYEE_IDENTITY_FILE],
+        });
         logger.debug("work.sweep_done", { removed: report.removed.length, kept: report.kept, keep_failed_work_hours: keepHours });
       } catch (err) {
         logger.warn("work.sweep_failed", { error: err });

@@ -148,6 +148,31 @@ describe("sweepWorkDirs", () => {
     expect(report).toEqual({ removed: [], kept: 1 });
   });
 
+  it("removes a secret file from a kept dir of a job that is not running, without redating the dir", async () => {
+    const h = home();
+    const crashed = await createWorkDir(h, "crashed");
+    writeFileSync(join(crashed, "employee-identity.json"), "{}\n");
+    writeFileSync(join(crashed, "stream.jsonl"), "{}\n");
+    const old = (NOW - 2 * HOUR) / 1000;
+    for (const path of [join(crashed, "employee-identity.json"), join(crashed, "stream.jsonl"), crashed]) utimesSync(path, old, old);
+    const running = await createWorkDir(h, "running");
+    writeFileSync(join(running, "employee-identity.json"), "{}\n");
+    const logger = createMemoryLogger();
+
+    const options = { nowMs: NOW, keepHours: 24, logger, secretFiles: ["employee-identity.json"] };
+    const report = await sweepWorkDirs(h, { ...options, isRunning: (name) => name === "running" });
+    expect(report).toEqual({ removed: [], kept: 2 });
+    expect(exists(join(crashed, "employee-identity.json"))).toBe(false);
+    expect(exists(join(crashed, "stream.jsonl"))).toBe(true);
+    expect(exists(join(running, "employee-identity.json"))).toBe(true);
+    expect(statSync(crashed).mtimeMs).toBe(old * 1000);
+    expect(logger.records.filter((r) => r.event === "work.secret_removed")).toHaveLength(1);
+    // Its age still counts from its last real change: 23 hours later it goes.
+    expect((await sweepWorkDirs(h, { ...options, nowMs: NOW + 23 * HOUR, isRunning: (n) => n === "running" })).removed).toEqual([
+      "crashed",
+    ]);
+  });
+
   it("does nothing when there is no work root yet", async () => {
     expect(await sweepWorkDirs(home(), { nowMs: NOW, keepHours: 24, isRunning: () => false })).toEqual({ removed: [], kept: 0 });
   });

@@ -1,7 +1,12 @@
 /**
  * Job kind `employee_turn`: run the employee itself — not a team member: no scaffold, no member
- * token, no crewplane MCP config — on one prompt, in its own workspace `<home>/agents/<employee>/`
- * (the directory its team's executors write into), and report what the run changed there.
+ * token — on one prompt, in its own workspace `<home>/agents/<employee>/` (the directory its team's
+ * executors write into), and report what the run changed there.
+ *
+ * With a usable `employee_token` (issue 21 item 5) the run gets the crewplane MCP server with the
+ * employee's own tools (`evolution_status`, `evolution_toggle`, as far as its tool lists allow),
+ * from an identity file in the job's work dir that is removed when the job ends (members/employee-mcp.ts).
+ * Without one — none sent, or `[redacted]` in a job rebuilt from its row — no crewplane server at all.
  *
  * workspace snapshot → the runtime (offline answers without running anything; a CLI runs with the
  * employee's model, effort and tools, the prompt on stdin or in a prompt file, never in argv) →
@@ -15,18 +20,23 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { removeEmployeeMcp, usableEmployeeToken, writeEmployeeMcp } from "../members/employee-mcp.ts";
+import type { EmployeeMcp } from "../members/employee-mcp.ts";
 import { MEMBER_RUNTIMES, employeeWorkspace } from "../members/scaffold.ts";
 import { ranReport } from "../members/stage-result.ts";
-import { employeeTools } from "../members/tools.ts";
+import { employeeTools, withoutCrewplaneTools } from "../members/tools.ts";
+import type { EmployeeTool, RoleTools } from "../members/tools.ts";
 import { buildTurnResult } from "../members/turn-result.ts";
 import { scanWorkspace, workspaceEvidence } from "../members/workspace-scan.ts";
 import type { JobFailure } from "../protocol.ts";
 import type { RuntimeEntry } from "../runtimes/index.ts";
+import { maskSecrets } from "../runtimes/evidence.ts";
 import { classifyCliRun, runCli } from "../runtimes/invoke.ts";
 import { respond } from "../runtimes/offline.ts";
 import { EFFORTS } from "../runtimes/types.ts";
 import type { CliInput } from "../runtimes/types.ts";
 import { createWorkDir } from "../work-dir.ts";
+import { readCallLog } from "./team-stage.ts";
 import type { JobContext, JobOutcome } from "./utility.ts";
 
 const id = z.string().min(1).max(128);
@@ -59,6 +69,10 @@ export const employeeTurnPayloadSchema = z
     prompt: z.string().min(1),
     recheck_paths: z.array(z.string().min(1).max(4096)).max(64).nullish(),
     timeout_ms: z.number().int().positive(),
+    // The employee's own MCP identity (issue 21 item 5). Loose on purpose: a token this runner cannot
+    // use (absent, `[redacted]`, malformed) means a run without the crewplane server, never a failed turn.
+    employee_token: z.string().nullish(),
+    employee_token_expires_at: z.string().nullish(),
   })
   .loose();
 export type EmployeeTurnPayload = z.infer<typeof employeeTurnPayloadSchema>;
@@ -122,47 +136,89 @@ async function runCliTurn(
 ): Promise<JobOutcome> {
   const who = `${p.runtime} (model ${p.model})`;
   const workDir = await createWorkDir(ctx.home, jobId);
-  const run = await runCli(entry, await turnInput(p, workspace, workDir), {
-    logDir: workDir,
-    timeoutMs: p.timeout_ms,
-    signal: ctx.signal,
-    ...(ctx.env ? { env: ctx.env } : {}),
-    ...(ctx.killGraceMs !== undefined ? { killGraceMs: ctx.killGraceMs } : {}),
+  const token = usableEmployeeToken(p.employee_token);
+  // Masked wherever a run's own words are reported (the text, a failure message), whatever produced them.
+  const secrets = token ? [token] : [];
+  const tools = employeeTools({
+    allowed_tools: p.employee.capabilities?.allowed_tools ?? undefined,
+    denied_tools: p.employee.capabilities?.denied_tools ?? undefined,
   });
-  const verdict = classifyCliRun(entry, run, { timeoutMs: p.timeout_ms, model: p.model });
-  if (verdict.kind === "aborted") return verdict;
-  if (verdict.kind === "failed") {
-    // What ran, for the ledger; a CLI that never started ran nothing.
-    const ran = run.process.termination === "spawn_failed" ? undefined : ranReport(entry.name, entry.adapter.command, run.stream.model);
-    const message = verdict.failure.message.includes(who) ? verdict.failure.message : `${who}: ${verdict.failure.message}`;
-    return { kind: "failed", failure: { ...verdict.failure, message, ...(ran ? { ran } : {}) } };
+  let mcp: EmployeeMcp | undefined;
+  try {
+    if (token && ctx.apiUrl && takesMcpConfigOutsideCwd(entry.name) && tools.crewplaneTools.length > 0) {
+      mcp = await writeEmployeeMcp({
+        workDir,
+        apiUrl: ctx.apiUrl,
+        employeeId: p.employee_id,
+        token,
+        expiresAt: p.employee_token_expires_at ?? undefined,
+        tools: tools.crewplaneTools,
+        launch: ctx.mcpLaunch,
+      });
+    }
+    const input = await turnInput(p, workspace, workDir, mcp ? tools : withoutCrewplaneTools(tools), mcp, ctx.codexMcpApprovalMode);
+    const run = await runCli(entry, input, {
+      logDir: workDir,
+      timeoutMs: p.timeout_ms,
+      signal: ctx.signal,
+      ...(ctx.env ? { env: ctx.env } : {}),
+      ...(ctx.killGraceMs !== undefined ? { killGraceMs: ctx.killGraceMs } : {}),
+    });
+    const verdict = classifyCliRun(entry, run, { timeoutMs: p.timeout_ms, model: p.model });
+    if (verdict.kind === "aborted") return verdict;
+    if (verdict.kind === "failed") {
+      // What ran, for the ledger; a CLI that never started ran nothing.
+      const ran = run.process.termination === "spawn_failed" ? undefined : ranReport(entry.name, entry.adapter.command, run.stream.model);
+      const raw = verdict.failure.message.includes(who) ? verdict.failure.message : `${who}: ${verdict.failure.message}`;
+      return { kind: "failed", failure: { ...verdict.failure, message: maskSecrets(raw, secrets), ...(ran ? { ran } : {}) } };
+    }
+    const evidence = await workspaceEvidence(workspace, before, await scanWorkspace(workspace), p.recheck_paths ?? []);
+    const result = buildTurnResult({
+      runtime: entry.name,
+      cli: entry.adapter.command,
+      stream: verdict.stream,
+      durationMs: run.process.durationMs,
+      effort: run.invocation.effort,
+      nativeEvents: run.evidence.nativeEvents,
+      workspace: evidence,
+      ...(mcp ? { calls: await readCallLog(mcp.callsLogPath) } : {}),
+      secrets,
+    });
+    return { kind: "completed", result };
+  } finally {
+    // On every way out (success, failure, timeout, abort, a throw): the token dies with the job.
+    if (mcp) await removeEmployeeMcp(mcp).catch(() => undefined);
   }
-  const evidence = await workspaceEvidence(workspace, before, await scanWorkspace(workspace), p.recheck_paths ?? []);
-  const result = buildTurnResult({
-    runtime: entry.name,
-    cli: entry.adapter.command,
-    stream: verdict.stream,
-    durationMs: run.process.durationMs,
-    effort: run.invocation.effort,
-    nativeEvents: run.evidence.nativeEvents,
-    workspace: evidence,
-  });
-  return { kind: "completed", result };
+}
+
+/**
+ * Only claude (`--mcp-config <file> --strict-mcp-config`) and codex (`-c mcp_servers.*`) take an MCP
+ * config from outside their cwd. antigravity (agy, gemini) and grok read it from the cwd — here the
+ * employee workspace, where a config would be reported as the employee's change and could clobber
+ * the employee's own `.gemini/` or `.grok/` — or from their home dir, which also holds their login.
+ * So they run without the crewplane server, as every employee turn did before issue 21.
+ */
+function takesMcpConfigOutsideCwd(runtime: string): boolean {
+  return runtime === "claude" || runtime === "codex";
 }
 
 /**
  * The CLI call. Adapters read the tools and the sandbox, not the role; "executor" is named because
  * the employee's own turn does what an executor does (works in the workspace with the employee's
- * tools). No `mcp`: the employee's own turn carries no member identity. Files an adapter writes (grok's
- * prompt file) go to the job's work dir (`memberDir`), so they never show up as workspace changes.
+ * tools). `mcp` is the employee's own server when it has one (never a member identity); its tools
+ * are then in `tools`, otherwise no crewplane tool is. Files an adapter writes (grok's prompt file)
+ * go to the job's work dir (`memberDir`), so they never show up as workspace changes.
  * The identity reaches claude as a system prompt file; the other CLIs have no system-prompt flag
  * without a scaffold, and the Worker puts the identity in the prompt anyway.
  */
-async function turnInput(p: EmployeeTurnPayload, workspace: string, workDir: string): Promise<CliInput> {
-  const tools = employeeTools({
-    allowed_tools: p.employee.capabilities?.allowed_tools ?? undefined,
-    denied_tools: p.employee.capabilities?.denied_tools ?? undefined,
-  });
+async function turnInput(
+  p: EmployeeTurnPayload,
+  workspace: string,
+  workDir: string,
+  tools: RoleTools<EmployeeTool>,
+  mcp: EmployeeMcp | undefined,
+  codexMcpApprovalMode: string | undefined,
+): Promise<CliInput> {
   let soulPath: string | undefined;
   if (p.runtime === "claude") {
     soulPath = join(workDir, "identity.md");
@@ -176,6 +232,8 @@ async function turnInput(p: EmployeeTurnPayload, workspace: string, workDir: str
     model: p.model,
     ...(p.effort ? { effort: p.effort } : {}),
     memberDir: workDir,
+    ...(mcp ? { mcp: { configPath: mcp.configPath, server: mcp.server } } : {}),
+    ...(mcp && codexMcpApprovalMode ? { codexMcpApprovalMode } : {}),
     allowedTools: tools.tools,
     deniedTools: tools.deniedTools,
     sandbox: tools.sandbox,

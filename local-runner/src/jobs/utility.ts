@@ -34,7 +34,7 @@ export interface JobContext {
   /** Environment for model CLIs; defaults to the runner's own. */
   env?: NodeJS.ProcessEnv;
   killGraceMs?: number;
-  /** The Worker's base URL, which team members' MCP servers call with their member token. */
+  /** The Worker's base URL, which crewplane MCP servers call: a member's with its member token, an employee turn's with its employee token. */
   apiUrl?: string;
   /** For the round checks of team stages (tests inject one). */
   fetch?: typeof fetch;
@@ -42,7 +42,7 @@ export interface JobContext {
   roundCheckMs?: number;
   /** Codex's approval mode for the crewplane MCP server (default `approve`; the seed's codex used `auto`). */
   codexMcpApprovalMode?: string;
-  /** How members start the crewplane MCP server (default local-runner/bin/crewplane-mcp). */
+  /** How members and employee turns start the crewplane MCP server (default local-runner/bin/crewplane-mcp). */
   mcpLaunch?: { command: string; args: string[] };
 }
 

@@ -1,20 +1,31 @@
 /**
- * Entry point of the crewplane MCP server (stdio), started by a member's CLI through its MCP config.
- * The member's identity file comes from CREWPLANE_MEMBER_CONFIG; nothing else identifies the caller.
- * A bad or missing identity exits 1, so the CLI reports the server as failed and the stage fails.
+ * Entry point of the crewplane MCP server (stdio), started by a CLI through its MCP config: a team
+ * member's, or the employee's own turn's. The identity file comes from CREWPLANE_MEMBER_CONFIG (one
+ * variable for both kinds; the file's `kind` says which); nothing else identifies the caller.
+ * A bad or missing identity exits 1, so the CLI reports the server as failed and the run fails.
  */
 import { readFileSync } from "node:fs";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { MEMBER_CONFIG_ENV } from "../members/scaffold.ts";
-import { createCrewplaneMcpServer, memberConfigSchema } from "./server.ts";
+import { createCrewplaneMcpServer, parseIdentity } from "./server.ts";
+import type { CrewplaneIdentity } from "./server.ts";
 
-function loadIdentity(): ReturnType<typeof memberConfigSchema.parse> {
+function loadIdentity(): CrewplaneIdentity {
   const path = process.env[MEMBER_CONFIG_ENV];
   if (!path) throw new Error(`${MEMBER_CONFIG_ENV} is not set`);
-  const parsed = memberConfigSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    // V8's JSON errors quote the text they choke on, and the file holds a token.
+    const why = (err as NodeJS.ErrnoException).code ?? "not valid JSON";
+    throw new Error(`${path} could not be read: ${why}`);
+  }
+  const parsed = parseIdentity(raw);
+  // zod's issue messages name paths and expectations, never the values read.
   if (!parsed.success)
     throw new Error(
-      `${path} is not a valid member config: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+      `${path} is not a valid identity config: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
     );
   return parsed.data;
 }

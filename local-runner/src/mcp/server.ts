@@ -1,33 +1,65 @@
 /**
- * The crewplane MCP server a team member starts through its own MCP config (seed 002; issue 11
- * item 6). Identity comes only from the member's config file (`member.json`): tools never accept a
- * task, round, role, employee or path. Each tool the member was not given is not even registered.
+ * The crewplane MCP server a CLI starts through its own MCP config: a team member's (seed 002; issue
+ * 11 item 6) or the employee's own turn's (seed 003 §7; issue 21 item 5). Identity comes only from
+ * the config file (`member.json`, or the employee turn's `employee-identity.json`): tools never
+ * accept a task, round, role, employee or path. Each tool the caller was not given is not even
+ * registered, and the two kinds of identity can only list their own tools.
+ * Member tools:
  * - `team_handoff` → POST /v1/team/handoff with the member token (the Worker derives leg and slot);
  * - `memory_search`, `wiki_search`, `wiki_read` → the employee's memory and wiki on the Worker;
  * - `working_state_read` / `working_state_write` → one derived file in the employee workspace that
  *   outlives the round's scaffold.
+ * Employee tools (the employee token, scoped by the Worker to this employee and this job):
+ * - `evolution_status` → GET /v1/employees/{id}/evolution;
+ * - `evolution_toggle` → POST /v1/employees/{id}/evolution/toggle `{key, value}`; the Worker refuses
+ *   keys it does not allow (`cognitive_memory`: 422 `not_toggleable`), so the runner keeps no list.
  */
 import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { CREWPLANE_TOOLS } from "../members/tools.ts";
+import { EMPLOYEE_TOOLS, MEMBER_TOOLS } from "../members/tools.ts";
+import type { CrewplaneTool } from "../members/tools.ts";
 import { ROLES } from "../runtimes/types.ts";
 
 export const memberConfigSchema = z.object({
+  /** Absent in every member.json written so far: a config without `kind` is a member's. */
+  kind: z.literal("member").optional(),
   api_url: z.url(),
   member_token: z.string().min(1),
   employee_id: z.string().min(1),
   task_id: z.string().min(1),
   round: z.number().int().nonnegative(),
   role: z.enum(ROLES),
-  tools: z.array(z.enum(CREWPLANE_TOOLS)),
+  tools: z.array(z.enum(MEMBER_TOOLS)),
   working_state_path: z.string().min(1),
   expires_at: z.string().optional(),
   calls_log_path: z.string().min(1).optional(),
 });
 export type MemberIdentity = z.infer<typeof memberConfigSchema>;
+
+/** The employee's own turn (jobs/employee-turn.ts writes it into the job's work dir, 0600). */
+export const employeeConfigSchema = z.object({
+  kind: z.literal("employee"),
+  api_url: z.url(),
+  employee_token: z.string().min(1),
+  employee_id: z.string().min(1),
+  tools: z.array(z.enum(EMPLOYEE_TOOLS)),
+  expires_at: z.string().optional(),
+  calls_log_path: z.string().min(1).optional(),
+});
+export type EmployeeIdentity = z.infer<typeof employeeConfigSchema>;
+
+export type CrewplaneIdentity = MemberIdentity | EmployeeIdentity;
+
+/** Reads an identity file's JSON: `kind: "employee"` is the employee's, anything else a member's. */
+export function parseIdentity(
+  value: unknown,
+): ReturnType<typeof employeeConfigSchema.safeParse> | ReturnType<typeof memberConfigSchema.safeParse> {
+  const kind = value !== null && typeof value === "object" ? (value as { kind?: unknown }).kind : undefined;
+  return kind === "employee" ? employeeConfigSchema.safeParse(value) : memberConfigSchema.safeParse(value);
+}
 
 export interface ServerDeps {
   fetch?: typeof fetch;
@@ -68,11 +100,12 @@ const PACKET_DESCRIPTION = [
   "Who you are (task, round, role) is known to the server; it is never part of the packet.",
 ].join(" ");
 
-export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerDeps = {}): McpServer {
+export function createCrewplaneMcpServer(identity: CrewplaneIdentity, deps: ServerDeps = {}): McpServer {
   const server = new McpServer({ name: "crewplane", version: "0.1.0" });
   const doFetch = deps.fetch ?? fetch;
   const timeoutMs = deps.timeoutMs ?? 30_000;
-  const has = (tool: (typeof CREWPLANE_TOOLS)[number]): boolean => identity.tools.includes(tool);
+  const token = identity.kind === "employee" ? identity.employee_token : identity.member_token;
+  const has = (tool: CrewplaneTool): boolean => (identity.tools as readonly CrewplaneTool[]).includes(tool);
   const employeePath = `/v1/employees/${encodeURIComponent(identity.employee_id)}`;
 
   const record = async (entry: Omit<McpCallRecord, "at">): Promise<void> => {
@@ -93,7 +126,7 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
       response = await doFetch(new URL(path, identity.api_url), {
         method,
         headers: {
-          authorization: `Bearer ${identity.member_token}`,
+          authorization: `Bearer ${token}`,
           ...(body !== undefined ? { "content-type": "application/json" } : {}),
         },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -113,6 +146,11 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
     return result;
   };
 
+  if (identity.kind === "employee") {
+    registerEmployeeTools(server, has, served, employeePath);
+    return server;
+  }
+  // From here on `identity` is a member's.
   if (has("team_handoff")) {
     server.registerTool(
       "team_handoff",
@@ -218,6 +256,43 @@ export function createCrewplaneMcpServer(identity: MemberIdentity, deps: ServerD
   return server;
 }
 
+type Served = (tool: string, method: "GET" | "POST", path: string, body?: unknown) => Promise<CallToolResult>;
+
+/** The employee's evolution tools (seed 003 §7). Who the employee is stays the token's and the config's business. */
+function registerEmployeeTools(server: McpServer, has: (tool: CrewplaneTool) => boolean, served: Served, employeePath: string): void {
+  if (has("evolution_status")) {
+    server.registerTool(
+      "evolution_status",
+      {
+        title: "Your evolution engine: config and status",
+        description:
+          "Show your own evolution engine: its config (which flags are on), status, thresholds, counters, " +
+          "cooldown, the last trigger and recent routes and requests.",
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+      async () => served("evolution_status", "GET", `${employeePath}/evolution`),
+    );
+  }
+  if (has("evolution_toggle")) {
+    server.registerTool(
+      "evolution_toggle",
+      {
+        title: "Turn one of your evolution flags on or off",
+        description:
+          "Set one flag of your own evolution engine, e.g. gvu_enabled. Some keys cannot be set " +
+          "(cognitive_memory is always on): crewplane refuses them and lists the keys that can be toggled.",
+        inputSchema: {
+          key: z.string().min(1).max(100).describe("The flag to set, e.g. gvu_enabled"),
+          value: z.boolean().describe("true turns it on, false off"),
+        },
+        // Setting a flag to the value it has changes nothing, and either value can be set back.
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      async ({ key, value }) => served("evolution_toggle", "POST", `${employeePath}/evolution/toggle`, { key, value }),
+    );
+  }
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -252,14 +327,30 @@ function failure(text: string): CallToolResult {
   return { isError: true, content: [{ type: "text", text: clip(text) }] };
 }
 
-/** The Worker's problem+json, made readable for the model (code, detail and each field error). */
+/**
+ * The Worker's problem+json, made readable for the model: code, detail, the refusal's `reason`
+ * token and `toggleable` keys when present (evolution_toggle's 422), and each field error.
+ */
 function describeProblem(status: number, body: string): string {
   try {
-    const problem = JSON.parse(body) as { code?: string; detail?: string; errors?: Array<{ path?: unknown; message?: string }> };
+    const problem = JSON.parse(body) as {
+      code?: string;
+      detail?: string;
+      reason?: unknown;
+      toggleable?: unknown;
+      errors?: Array<{ path?: unknown; message?: string }>;
+    };
     const fields = (problem.errors ?? []).map(
       (e) => `  - ${Array.isArray(e.path) ? e.path.join(".") : String(e.path ?? "")}: ${e.message ?? ""}`,
     );
-    return [`crewplane refused the call (${status} ${problem.code ?? "error"}): ${problem.detail ?? ""}`, ...fields].join("\n");
+    const reason = typeof problem.reason === "string" ? [`reason: ${problem.reason}`] : [];
+    const toggleable = Array.isArray(problem.toggleable) ? [`toggleable: ${problem.toggleable.map(String).join(", ")}`] : [];
+    return [
+      `crewplane refused the call (${status} ${problem.code ?? "error"}): ${problem.detail ?? ""}`,
+      ...reason,
+      ...toggleable,
+      ...fields,
+    ].join("\n");
   } catch {
     return `crewplane refused the call (${status}): ${body.slice(0, 500)}`;
   }

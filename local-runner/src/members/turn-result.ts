@@ -3,7 +3,9 @@
  * provider table, tool activity): unknown stays absent — no usage → no `usage`, a model the stream
  * did not name → no `model` (the one asked for is not proof of who answered).
  */
+import type { McpCallRecord } from "../mcp/server.ts";
 import type { Usage } from "../protocol.ts";
+import { maskSecrets } from "../runtimes/evidence.ts";
 import type { EffortMapping, NativeToolEvent } from "../runtimes/types.ts";
 import { providerOf, toolActivity } from "./stage-result.ts";
 import type { StageResult } from "./stage-result.ts";
@@ -38,13 +40,17 @@ export interface TurnObservation {
   effort?: EffortMapping;
   nativeEvents: readonly NativeToolEvent[];
   workspace: WorkspaceEvidence;
+  /** The employee's crewplane server's own call log, when the run had one. */
+  calls?: readonly McpCallRecord[];
+  /** Masked in the text (the employee token): nothing the run says may carry it back to the Worker. */
+  secrets?: readonly string[];
 }
 
 export function buildTurnResult(o: TurnObservation): EmployeeTurnResult {
   const usage = o.stream.usage && Object.keys(o.stream.usage).length > 0 ? o.stream.usage : undefined;
   const provider = o.cli ? providerOf(o.cli) : undefined;
   const result: EmployeeTurnResult = {
-    text: clip(o.stream.text, TURN_TEXT_LIMIT),
+    text: clip(maskSecrets(o.stream.text, o.secrets ?? []), TURN_TEXT_LIMIT),
     runtime: o.runtime,
     ...(o.stream.model ? { model: o.stream.model } : {}),
     ...(provider ? { provider } : {}),
@@ -57,8 +63,9 @@ export function buildTurnResult(o: TurnObservation): EmployeeTurnResult {
     artifact_receipts: o.workspace.artifact_receipts,
     workspace: o.workspace.workspace,
     evidence: { native_tool_events: o.nativeEvents.length },
-    // The CLI's stream shows every native tool call it made, so no events is a measured "none".
-    tool_activity: toolActivity(o.nativeEvents, []),
+    // The CLI's stream shows every native tool call it made, so no events is a measured "none"; a
+    // stream that showed none while the crewplane server served calls is corrected by its log.
+    tool_activity: toolActivity(o.nativeEvents, o.calls ?? []),
   };
   return withinBytes(result, TURN_RESULT_BYTES);
 }

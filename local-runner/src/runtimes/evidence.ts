@@ -94,11 +94,23 @@ export function isSelfEcho(event: Pick<NativeToolEvent, "tool" | "mcp">): boolea
   return SELF_ECHO_TOOLS.some((tool) => name === tool || name.endsWith(`_${tool}`));
 }
 
+/**
+ * One text with exactly the given secrets masked, and nothing else: for a model's answer, where a
+ * key-shaped string may well be the work itself (evidence rows mask those patterns too).
+ */
+export function maskSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of exactSecrets(secrets)) out = out.split(secret).join(MASK);
+  return out;
+}
+
+function exactSecrets(secrets: readonly string[]): string[] {
+  return secrets.filter((s) => s.length >= 6).sort((a, b) => b.length - a.length);
+}
+
 function masker(secrets: readonly string[]): (text: string) => string {
-  const exact = secrets.filter((s) => s.length >= 6).sort((a, b) => b.length - a.length);
   return (text) => {
-    let out = text;
-    for (const secret of exact) out = out.split(secret).join(MASK);
+    let out = maskSecrets(text, secrets);
     for (const pattern of SECRET_PATTERNS) out = out.replace(pattern, MASK);
     return out;
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_EMPLOYEE_TOOLS, employeeTools, toolsForRole } from "../../../local-runner/src/members/tools.ts";
+import { DEFAULT_EMPLOYEE_TOOLS, employeeTools, toolsForRole, withoutCrewplaneTools } from "../../../local-runner/src/members/tools.ts";
 
 describe("toolsForRole", () => {
   it("gives the planner team_handoff, wiki_search and memory_search, read-only", () => {
@@ -78,11 +78,35 @@ describe("toolsForRole", () => {
 });
 
 describe("employeeTools (the employee's own turn)", () => {
-  it("gives an employee without an allow-list the default set, crewplane wildcard expanded, workspace-write", () => {
+  it("gives an employee without an allow-list the default set, the crewplane wildcard as its own two tools, workspace-write", () => {
     const tools = employeeTools();
     expect(tools.nativeTools).toEqual(DEFAULT_EMPLOYEE_TOOLS.filter((t) => !t.startsWith("mcp__")));
-    expect(tools.crewplaneTools).toHaveLength(6);
+    expect(tools.crewplaneTools).toEqual(["evolution_status", "evolution_toggle"]);
+    expect(tools.tools.filter((t) => t.startsWith("mcp__crewplane__"))).toEqual([
+      "mcp__crewplane__evolution_status",
+      "mcp__crewplane__evolution_toggle",
+    ]);
     expect(tools.sandbox).toBe("workspace-write");
+  });
+
+  it("never gives the employee's own turn a member's tool, nor a member the employee's", () => {
+    expect(employeeTools({ allowed_tools: ["Read", "mcp__crewplane__team_handoff", "mcp__crewplane__evolution_status"] }).tools).toEqual([
+      "Read",
+      "mcp__crewplane__evolution_status",
+    ]);
+    for (const role of ["planner", "executor", "verifier", "utility"] as const) {
+      const tools = toolsForRole(role, { allowed_tools: ["mcp__crewplane__*", "mcp__crewplane__evolution_toggle"] });
+      expect(tools.tools.some((t) => t.includes("evolution"))).toBe(false);
+    }
+  });
+
+  it("honours the employee's deny list for its own crewplane tools, and drops them all with withoutCrewplaneTools", () => {
+    const tools = employeeTools({ denied_tools: ["mcp__crewplane__evolution_toggle"] });
+    expect(tools.crewplaneTools).toEqual(["evolution_status"]);
+    const none = withoutCrewplaneTools(tools);
+    expect(none.crewplaneTools).toEqual([]);
+    expect(none.tools.some((t) => t.startsWith("mcp__crewplane__"))).toBe(false);
+    expect(none.nativeTools).toEqual(tools.nativeTools);
   });
 
   it("keeps exactly the employee's allow-list minus its deny list, with no role's tools added", () => {
