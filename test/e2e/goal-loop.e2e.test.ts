@@ -61,12 +61,14 @@ describe("the goal loop on the real runner", () => {
   }
 
   it("works a solo goal with the employee's own claude in its workspace and settles it done on the evaluator's judgement; a manual task is never picked up", async () => {
-    await employee("aiko", { capabilities: { allowed_tools: ["Read", "Write", "Edit"] } });
+    await employee("aiko", { capabilities: { allowed_tools: ["Read", "Write", "Edit", "mcp__crewplane__*"] } });
     const argvLog = join(mkdtempSync(join(tmpdir(), "crewplane-e2e-argv-")), "calls.jsonl");
     const runner = startRunner(stack.base, runnerToken, {
       FAKE_SCENARIO: "team",
       FAKE_CLAUDE_WRITE_FILES: JSON.stringify(NOTES),
       FAKE_ARGV_LOG: argvLog,
+      // The employee asks its own evolution status through the crewplane MCP server (its run's token).
+      FAKE_MCP_CALLS: "evolution_status",
     });
     try {
       const manual = await stack.api("/v1/tasks", {
@@ -88,6 +90,11 @@ describe("the goal loop on the real runner", () => {
       const work = task.role_turns.find((t: any) => t.role === "employee");
       expect(work).toMatchObject({ stage: "work", requested_runtime: "claude", runtime_used: "claude", outcome: "completed" });
       const workJob = (await stack.api(`/v1/admin/jobs/${work.job_id}`)).body;
+      expect(workJob.result.text).toContain("evolution_status ok");
+      expect(workJob.result.tool_activity).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: "mcp__crewplane__evolution_status", ok: 1 })]),
+      );
+      expect(JSON.stringify(workJob)).not.toMatch(/mbr_[0-9a-f]{16}\.[0-9a-f]{64}/);
       expect(workJob.result.artifact_receipts.map((r: any) => [r.path, r.state, r.bytes])).toEqual([
         ["notes/a.md", "exists", 19],
         ["notes/b.md", "exists", 19],
