@@ -3,7 +3,8 @@
 import council from "./council.bench.mjs";
 import inboxCeiling from "./inbox-ceiling.bench.mjs";
 import inboxGrowth from "./inbox-growth.bench.mjs";
+import prediction from "./prediction.bench.mjs";
 import runnerProtocol from "./runner-protocol.bench.mjs";
 import topologyTick from "./topology-tick.bench.mjs";
 
-export const BENCHMARKS = [runnerProtocol, inboxGrowth, inboxCeiling, council, topologyTick];
+export const BENCHMARKS = [runnerProtocol, inboxGrowth, inboxCeiling, council, topologyTick, prediction];

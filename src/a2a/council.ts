@@ -40,6 +40,8 @@ export function checkSender(nodeId: string, body: { sender_id?: string | undefin
   }
 }
 
+// Facade bodies are `z.object`, not strict: EvoMap clients add fields release by release, and the
+// protocol ignores keys it does not know (API.md "/a2a facade": never a 422 for them).
 const senderFields = { sender_id: z.string().max(128).optional(), node_id: z.string().max(128).optional() };
 
 /** A translated proposal and, for its errors, which facade field each `/v1` field came from. */
@@ -68,7 +70,7 @@ function renamed(err: unknown, paths: Record<string, string>): unknown {
   });
 }
 
-export const councilProposeBody = z.strictObject({
+export const councilProposeBody = z.object({
   ...senderFields,
   type: z.enum(["project_proposal", "general"]),
   title: z.string().max(1_000),
@@ -99,7 +101,7 @@ export function councilProposal(b: z.infer<typeof councilProposeBody>): Translat
   );
 }
 
-export const projectProposeBody = z.strictObject({
+export const projectProposeBody = z.object({
   ...senderFields,
   title: z.string().max(1_000),
   description: z.string().max(20_000),
@@ -163,7 +165,7 @@ export async function proposeToCouncil(env: Env, db: Db, nodeId: string, { input
   };
 }
 
-export const a2aDialogBody = z.strictObject({
+export const a2aDialogBody = z.object({
   ...senderFields,
   deliberation_id: z.string().regex(/^delib_[0-9a-f]{16}$/, "a deliberation id"),
   dialog_type: z.string().max(32),

@@ -8,6 +8,8 @@ import { AppError, fieldErrorsFromIssues } from "../lib/errors";
  *
  * Problems the facade answers (README "The /a2a facade"), checked in this order:
  * - not a JSON object, or a field missing or malformed → `422 validation_failed`, `errors[].path` per field;
+ *   keys beside the seven are ignored (EvoMap's proxy sends `env_fingerprint` there), as are unknown
+ *   payload keys (its clients grow them release by release);
  * - `protocol` other than `gep-a2a`, or a `protocol_version` whose major is not 1 → `400 unsupported_protocol`;
  * - `message_type` other than the route's (`hello` on `/a2a/hello`) → `422 validation_failed` naming it;
  * - a payload over 64 KiB of JSON → `413 payload_too_large` (`limit_bytes`); the whole body is capped
@@ -24,7 +26,7 @@ const token = (max: number) =>
     .max(max)
     .regex(/^[A-Za-z0-9._:-]+$/, "letters, digits, '.', '_', ':' or '-'");
 
-export const envelopeSchema = z.strictObject({
+export const envelopeSchema = z.object({
   protocol: z.literal(A2A_PROTOCOL),
   protocol_version: z.string().regex(/^1\.\d{1,4}\.\d{1,4}$/, "a 1.x.y version"),
   message_type: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "a lower_snake_case message type"),

@@ -1,14 +1,20 @@
+import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { getDb } from "../db/client";
+import { isGuardFailure } from "../db/guard";
+import { projects } from "../db/schema";
 import { getCouncilSession } from "../durable-objects/council-session";
 import type { Env } from "../env";
 import { readSectionCached } from "../lib/config";
+import { BOOTSTRAP_ADMIN_ID } from "../lib/auth";
 import { AppError } from "../lib/errors";
 import { label, prose } from "../lib/validation";
 import { councilConfig } from "./config";
 import { takesDirect, writeDirectDialog, type Poster } from "./direct-dialog";
+import { PROJECT_STARTED_GUARD, STARTED_PROJECT } from "./effects";
 import type { DialogBody } from "./machine-types";
 import { AMENDMENT_TYPES, DIALOG_TYPES, type DialogRecord } from "./session";
+import { loadSession } from "./session-store";
 import { VOTES } from "./tally";
 
 const CONTENT_TYPES = new Set(["assess", "challenge", "develop"]);
@@ -119,13 +125,56 @@ export async function postDirectDialog(
   return direct.dialog;
 }
 
+/**
+ * A veto and its ratification name the person who gave them (the "different admin" rule is about
+ * people); the bootstrap ADMIN_TOKEN is a shared setup secret, nobody in particular, so it may do
+ * neither, exactly as it may not decide approvals.
+ */
+function assertDecider(by: string, act: string) {
+  if (by === BOOTSTRAP_ADMIN_ID) {
+    throw new AppError("forbidden", `The bootstrap ADMIN_TOKEN cannot ${act}; use a named admin operator token`, {
+      extra: { reason: "bootstrap_token_not_a_decider" },
+    });
+  }
+}
+
+function projectActive(projectId: string, status: string) {
+  return new AppError(
+    "project_active",
+    `The session's project is ${status}: a veto can take back an approval, not a project that has started (a manager archives it)`,
+    { extra: { project_id: projectId, project_status: status } },
+  );
+}
+
+/**
+ * The emergency veto. A project session whose project has started (active, completed) is refused
+ * with `409 project_active` and changes nothing: the lifecycle has no council move that stops a
+ * running project, and a `vetoed` record beside a running project would say something untrue. The
+ * check runs here for a clear answer, and again inside the save (a decomposition that lands in
+ * between aborts the veto's batch).
+ */
 export async function vetoSession(env: Env, sessionId: string, by: string, reason: string, now: Date) {
-  const out = await getCouncilSession(env, sessionId).veto({ session_id: sessionId, by, reason, now: now.getTime() });
+  assertDecider(by, "veto a council decision");
+  const db = getDb(env.DB);
+  const stored = await loadSession(db, sessionId);
+  const projectId = stored?.state.kind === "project" ? stored.state.project_id : null;
+  if (projectId) {
+    const project = await db.select({ status: projects.status }).from(projects).where(eq(projects.id, projectId)).get();
+    if (project && STARTED_PROJECT.includes(project.status)) throw projectActive(projectId, project.status);
+  }
+  const out = await getCouncilSession(env, sessionId)
+    .veto({ session_id: sessionId, by, reason, now: now.getTime() })
+    .catch(async (err: unknown) => {
+      if (!projectId || !isGuardFailure(err, PROJECT_STARTED_GUARD)) throw err;
+      const project = await db.select({ status: projects.status }).from(projects).where(eq(projects.id, projectId)).get();
+      throw projectActive(projectId, project?.status ?? "active");
+    });
   if (!out.ok) throw new AppError(out.code, out.detail);
   return out;
 }
 
 export async function ratifyVeto(env: Env, sessionId: string, by: string, now: Date) {
+  assertDecider(by, "ratify a veto");
   const out = await getCouncilSession(env, sessionId).ratify({ session_id: sessionId, by, now: now.getTime() });
   if (!out.ok) throw new AppError(out.code, out.detail);
   return out;

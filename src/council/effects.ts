@@ -2,6 +2,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { batchable } from "../db/raw";
+import { guarded } from "../db/guard";
 import {
   councilDialogs,
   councilElectorate,
@@ -21,7 +22,7 @@ import { sha256HexSync } from "./sha256";
 import type { Effect } from "./machine-types";
 import { DAY, type CouncilRules } from "./rules";
 import type { SessionState } from "./session";
-import { swarmTaskBody } from "./synthesis";
+import { acceptedAmendments, swarmTaskBody } from "./synthesis";
 import { crystallises } from "./tally";
 
 /** Statements whose RETURNING rows are inserted node events (to be pushed after the batch). */
@@ -32,13 +33,35 @@ export interface EffectPlan {
   jobs: PreparedJob[];
 }
 
+/**
+ * Statuses of a project that has started: a veto cannot take it back (the lifecycle has no council
+ * move out of them), so a veto of its session is refused with `409 project_active`.
+ */
+export const STARTED_PROJECT: readonly ProjectStatus[] = ["active", "completed"];
+/** The column a failed `require_project_not_started` guard names in its constraint error. */
+export const PROJECT_STARTED_GUARD = "projects.updated_at";
+
 /** Stable ids for what a session creates, so re-running an effect (a lapsed veto) finds the same rows. */
 export const swarmTaskIdFor = (sessionId: string) => `task_${sha256HexSync(`swarm_task:${sessionId}`).slice(0, 16)}`;
 export const principleIdFor = (sessionId: string) => `prin_${sha256HexSync(`principle:${sessionId}`).slice(0, 16)}`;
 
-/** The statement text of a crystallised principle: the proposal's title and the consensus, bounded. */
+/**
+ * The statement of a crystallised principle: the rule the council approved, i.e. the proposal's
+ * title and text as voted on (accepted amendments included) and the conditions its voters
+ * attached, bounded. The consensus (how the council got there, mostly the same template lines in
+ * every session) stays in the session the principle names (`source_session_id`): in the statement
+ * it buried the rule, and the contradiction checker could not find a principle's own proposal in it.
+ */
 export function principleStatement(state: SessionState): string {
-  return `${state.proposal.title}: ${state.decision?.consensus ?? ""}`.slice(0, 2_000);
+  const amendments = acceptedAmendments(state).map((a) => `${a.type} ${a.target}: ${a.content}`);
+  const conditions = state.decision?.conditions ?? [];
+  return [
+    `${state.proposal.title}: ${state.proposal.body}`,
+    ...(amendments.length > 0 ? [`Amended: ${amendments.join("; ")}`] : []),
+    ...(conditions.length > 0 ? [`Conditions: ${conditions.join("; ")}`] : []),
+  ]
+    .join("\n\n")
+    .slice(0, 2_000);
 }
 
 /** Translates the machine's effects into statements for one atomic batch with the session's save (`version`: the one it creates). */
@@ -209,6 +232,21 @@ export function planEffects(
         break;
       case "project_status":
         if (state.project_id) push(...projectMove(db, state.project_id, e.to, e.from, state.session_id, now));
+        break;
+      case "require_project_not_started":
+        // Writes the row's own updated_at back, or NULL (aborting the whole batch) once it started.
+        if (state.project_id) {
+          const started = sql.join(
+            STARTED_PROJECT.map((s) => sql`${s}`),
+            sql`, `,
+          );
+          push(
+            batchable(
+              db,
+              sql`UPDATE projects SET updated_at = ${guarded(sql`status NOT IN (${started})`, sql`updated_at`)} WHERE id = ${state.project_id}`,
+            ),
+          );
+        }
         break;
       case "execute_decision":
         push(...executeDecision(db, state, rules, now));

@@ -111,13 +111,26 @@ export type Effect =
     }
   | { kind: "proposal_status"; status: ProposalStatus }
   | { kind: "project_status"; to: ProjectStatus; from: ProjectStatus[] }
+  /**
+   * The save aborts (nothing is written) unless the session's project has not started: a veto can
+   * take an approval back, not a project that runs (`STARTED_PROJECT`, `409 project_active`).
+   */
+  | { kind: "require_project_not_started" }
   | { kind: "execute_decision" }
   | { kind: "revoke_decision" }
   | { kind: "term_sample" };
 
 export type Refusal = {
   ok: false;
-  code: "wrong_phase" | "not_eligible" | "stale_proposal" | "already_voted" | "validation_failed" | "rate_limited" | "forbidden";
+  code:
+    | "wrong_phase"
+    | "not_eligible"
+    | "stale_proposal"
+    | "already_voted"
+    | "validation_failed"
+    | "rate_limited"
+    | "forbidden"
+    | "veto_lapsed";
   detail: string;
 };
 

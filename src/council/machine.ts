@@ -256,9 +256,21 @@ function openVoting(state: SessionState, ctx: MachineContext, fx: Effect[]) {
 // ---------------------------------------------------------------------------------------------
 // Veto (API.md "Beyond the seeds")
 
+/**
+ * One veto per session (issue 18): once a veto lapsed, the session is final against vetoes, so an
+ * admin cannot suppress a decision for ever by vetoing it again every 72 hours (and the one veto
+ * record keeps its history). A project session's save also checks that its project has not started.
+ */
 function veto(state: SessionState, input: Extract<MachineInput, { kind: "veto" }>, ctx: MachineContext, fx: Effect[]): Refusal | null {
   if (state.phase === "vetoed") return refuse("wrong_phase", "The session is already vetoed");
+  if (state.veto?.status === "lapsed") {
+    return refuse(
+      "veto_lapsed",
+      `A veto of this session lapsed unratified at ${state.veto.lapsed_at}; the session is final against vetoes`,
+    );
+  }
   if (state.phase === "tabled" || state.phase === "abandoned") return refuse("wrong_phase", `A ${state.phase} session has nothing to veto`);
+  if (state.kind === "project" && state.project_id) fx.push({ kind: "require_project_not_started" });
   const now = ctx.now.toISOString();
   const before = state.phase;
   state.veto = {

@@ -1,11 +1,80 @@
-// Characters that render as nothing: zero-width space/joiners, word joiner, BOM, soft hyphen,
-// Mongolian vowel separator. They are stripped so "ig\u200Bnore" reads as "ignore".
-const INVISIBLE = /[\u00AD\u180E\u200B-\u200F\u2060-\u2064\uFEFF]/g;
+import confusables from "unhomoglyph/data.json";
 
 /**
- * Text as the scanners see it: NFKC (full-width "ｉｇｎｏｒｅ" → "ignore", half-width katakana →
- * full-width), invisible characters removed, lower case, whitespace runs collapsed to one space.
+ * The one normalizer of screened text (issue 18): the static scan (`scanText`), the rule-based
+ * ethics review (its scan and denied terms) and, through the proposal code, the `/a2a` facade all
+ * see text through it, so a variant that slips past one slips past none.
+ *
+ * In order:
+ * 1. Every default-ignorable code point goes (Unicode's `Default_Ignorable_Code_Point`, not a
+ *    list): zero-width characters, the combining grapheme joiner, variation selectors, tag
+ *    characters, Hangul fillers, Mongolian selectors, bidi marks, soft hyphens. `ignorable: "space"`
+ *    turns them into spaces instead, for a filler used where a space would be (the scan tries both).
+ * 2. NFKD: full-width and mathematical letters become ASCII, accents come apart.
+ * 3. Confusables fold (Unicode's confusables.txt, through `unhomoglyph`'s table), then lower case: a
+ *    non-ASCII letter whose prototype is ASCII becomes that ASCII (Cyrillic "о", Greek "ο" → "o"),
+ *    marks on the prototype ignored (Greek "η" → "n"). Only non-ASCII characters fold (the table
+ *    also maps ASCII, "m" → "rn", "|" → "l", "1" → "l", which would break every pattern), and never
+ *    Han, kana or Hangul (the table maps katakana "ノ" to "/").
+ * 4. Combining marks on ASCII letters go (accents, "zalgo" strokes); then NFKC recomposes the rest
+ *    (kana voicing marks).
+ * 5. Spaces between CJK characters go ("以前 の 指示" reads as "以前の指示"); whitespace runs
+ *    become one space.
+ * 6. Shell spellings that mean the same command: `${IFS}` is a space, `''`/`""`/`\` inside a word
+ *    vanish (`r''m` is `rm`), `/./` and repeated slashes (not after a scheme's `:`) are one `/`.
  */
-export function normalizeForScan(text: string): string {
-  return text.normalize("NFKC").replace(INVISIBLE, "").toLowerCase().replace(/\s+/g, " ").trim();
+export function normalizeForScan(text: string, opts: { ignorable?: "strip" | "space" } = {}): string {
+  const ignorable = opts.ignorable === "space" ? " " : "";
+  let s = foldConfusables(text.replace(DEFAULT_IGNORABLE, ignorable).normalize("NFKD")).toLowerCase();
+  s = s.replace(MARKS_ON_ASCII, "").normalize("NFKC").replace(DEFAULT_IGNORABLE, ignorable).toLowerCase();
+  s = s.replace(CJK_GAP, "").replace(/\s+/gu, " ");
+  s = s
+    .replace(/\$\{ifs\}|\$ifs\b/g, " ")
+    .replace(/(?<=\w)(?:''|"")+(?=\w)/g, "")
+    .replace(/(?<=[a-z])\\(?=[a-z])/g, "")
+    .replace(/\/(?:\.\/)+/g, "/")
+    .replace(/(?<![:/])\/{2,}/g, "/");
+  return s.replace(/\s+/gu, " ").trim();
+}
+
+/** Whether the text holds a default-ignorable code point (then the scan reads it both ways). */
+export function hasIgnorable(text: string): boolean {
+  return HAS_DEFAULT_IGNORABLE.test(text);
+}
+
+const DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/gu;
+const HAS_DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+const MARKS_ON_ASCII = /(?<=[\u0000-\u007F])\p{M}+/gu;
+const CJK = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u30FC\u3000-\u303F`;
+const CJK_GAP = new RegExp(`(?<=[${CJK}])\\s+(?=[${CJK}])`, "gu");
+const NEVER_FOLDED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}]/u;
+const PRINTABLE_ASCII = /^[\u0020-\u007E]+$/;
+
+/** Non-ASCII code point → its ASCII prototype (built once per isolate). */
+const PROTOTYPES: ReadonlyMap<string, string> = (() => {
+  const map = new Map<string, string>();
+  for (const [source, prototype] of Object.entries(confusables as Record<string, string>)) {
+    if (source.codePointAt(0)! < 0x80 || NEVER_FOLDED.test(source)) continue;
+    const bare = prototype.normalize("NFD").replace(/\p{M}/gu, "");
+    if (PRINTABLE_ASCII.test(bare)) map.set(source, bare);
+  }
+  return map;
+})();
+
+function foldConfusables(text: string): string {
+  if (/^[\u0000-\u007F]*$/.test(text)) return text;
+  let out = "";
+  for (const ch of text) {
+    if (ch.codePointAt(0)! < 0x80) {
+      out += ch;
+      continue;
+    }
+    // A lower-case letter whose own prototype is not ASCII may have one in upper case (Cyrillic
+    // "к" → "ĸ", but "К" → "K").
+    const upper = ch.toUpperCase();
+    const prototype = PROTOTYPES.get(ch) ?? (upper !== ch ? PROTOTYPES.get(upper) : undefined);
+    // The table reads capital I as "l" (they look alike); a capital letter that looks like it is an I.
+    out += prototype === undefined ? ch : prototype === "l" && ch !== ch.toLowerCase() ? "i" : prototype;
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { councilElectorate, councilSessions, councilTerms } from "../db/schema";
-import { notFound } from "../lib/errors";
+import { AppError, notFound } from "../lib/errors";
 import { absorbDialogs } from "./machine-dialog";
 import type { ProposalRow } from "./proposals";
 import { COUNCIL_RULES } from "./rules";
@@ -79,9 +79,21 @@ function sessionSummary(s: {
   };
 }
 
-/** Newest first; the cursor is the `created_at|id` of the last row seen. */
-export async function listSessions(db: Db, q: { limit: number; cursor?: string; phase?: string }) {
-  const [createdAt, id] = q.cursor ? q.cursor.split("|") : [];
+// `created_at|id` of the last row of a page, exactly as `next_cursor` hands it out.
+const SESSION_CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|(delib_[0-9a-f]{16})$/;
+
+/**
+ * Newest first; the cursor is the `created_at|id` of the last row seen. A cursor no page handed
+ * out is a 422 naming `cursor` (for `/v1` and the `/a2a` history alike), never a silent empty page.
+ */
+export async function listSessions(db: Db, q: { limit: number; cursor?: string | undefined; phase?: string | undefined }) {
+  const parsed = q.cursor === undefined ? undefined : SESSION_CURSOR.exec(q.cursor);
+  if (parsed === null) {
+    throw new AppError("validation_failed", "cursor must come from a previous next_cursor", {
+      errors: [{ path: "cursor", message: "cursor must come from a previous next_cursor" }],
+    });
+  }
+  const [createdAt, id] = parsed ? [parsed[1], parsed[2]] : [];
   const rows = await db
     .select()
     .from(councilSessions)

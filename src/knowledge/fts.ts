@@ -13,9 +13,12 @@ export interface FtsQuery {
 }
 
 const MAX_TERMS = 12;
+// Control characters are never part of a term (a NUL makes MATCH fail with an error). The routes
+// refuse them (422); callers that build a query themselves get them dropped here.
+const CONTROL = /\p{Cc}/gu;
 
 export function ftsQuery(q: string): FtsQuery {
-  const terms = [...new Set(q.trim().split(/\s+/u).filter(Boolean))].slice(0, MAX_TERMS);
+  const terms = [...new Set(q.replace(CONTROL, " ").trim().split(/\s+/u).filter(Boolean))].slice(0, MAX_TERMS);
   const long = terms.filter((t) => [...t].length >= 3);
   const short = terms.filter((t) => [...t].length < 3);
   return {

@@ -35,7 +35,8 @@ export async function mintCredential(db: Db, spec: CredentialSpec, now: Date) {
     createdAt: now.toISOString(),
     expiresAt: spec.expiresAt?.toISOString() ?? null,
   });
-  return { id, token: `${id}.${secret}`, insert };
+  // `secret` alone is also what the /a2a facade hands an EvoMap node (its clients take exactly 64 hex).
+  return { id, secret, token: `${id}.${secret}`, insert };
 }
 
 export function findCredential(db: Db, id: string) {
@@ -109,6 +110,11 @@ export async function listCredentials(db: Db, kind: CredentialKind, page: { limi
     .limit(page.limit + 1)
     .all();
   return takePage(rows, page.limit, (r) => [r.createdAt, r.id]);
+}
+
+/** Drops a credential from this isolate's cache (its row changed here: a node secret rotated). */
+export function forgetCachedCredential(id: string): void {
+  credentialCache.delete(id);
 }
 
 /**

@@ -33,6 +33,8 @@ export const ERROR_CODES = [
   "approval_consumed",
   "not_approved",
   "already_settled",
+  "veto_lapsed",
+  "project_active",
   "unavailable",
   "internal_error",
 ] as const;
@@ -70,6 +72,8 @@ const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
   approval_consumed: 409,
   not_approved: 409,
   already_settled: 409,
+  veto_lapsed: 409,
+  project_active: 409,
   unavailable: 503,
   internal_error: 500,
 };
@@ -106,6 +110,8 @@ const titles: Record<ErrorCode, string> = {
   approval_consumed: "Approval already used",
   not_approved: "Not approved",
   already_settled: "Task already settled",
+  veto_lapsed: "Veto lapsed",
+  project_active: "Project already active",
   unavailable: "Service unavailable",
   internal_error: "Internal error",
 };

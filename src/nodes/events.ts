@@ -149,6 +149,20 @@ export async function pendingEvents(db: Db, nodeId: string, limit = 100): Promis
   return beatOf(results, limit);
 }
 
+/**
+ * Takes what is pending for a node and counts it as delivered (the /a2a long-poll and event stream,
+ * whose EvoMap clients never acknowledge): one batch reads the first `limit` pending events and moves
+ * the node's acknowledgement watermark to the last of them. D1 runs a batch as one transaction, so
+ * the read and the move see the same rows, and two racing takes never hand out the same event.
+ */
+export async function takePendingEvents(db: Db, nodeId: string, limit = 100): Promise<Beat> {
+  const [pending] = await db.$client.batch([
+    db.$client.prepare(HEARTBEAT.pending).bind(nodeId, null, null, limit + 1),
+    db.$client.prepare(TAKE).bind(nodeId, limit),
+  ]);
+  return beatOf(pending!.results as PendingRow[], limit);
+}
+
 function beatOf(rows: PendingRow[], limit: number): Beat {
   return {
     pending_events: rows
@@ -174,4 +188,9 @@ function heartbeatSql(guard: string) {
   return { update, pending, updateParams: guard ? 6 : 3 };
 }
 const HEARTBEAT = heartbeatSql("");
+// ?1 node id, ?2 page size. The scalar subqueries read the watermark as the statement starts.
+const PENDING_PAGE = `SELECT id FROM node_events WHERE node_id = ?1 AND delivered_at IS NULL
+    AND id > (SELECT acked_through FROM nodes WHERE id = ?1) ORDER BY id LIMIT ?2`;
+const TAKE = `UPDATE nodes SET acked_through = (SELECT MAX(id) FROM (${PENDING_PAGE}))
+    WHERE id = ?1 AND EXISTS (${PENDING_PAGE})`;
 const HEARTBEAT_WITH_TOKEN = heartbeatSql(` AND ${liveSubjectSql("node", "?5", "?6", "?2")} = ?1`);

@@ -10,6 +10,13 @@ import { label } from "../lib/validation";
 
 export type NodeRow = typeof nodes.$inferSelect;
 
+/**
+ * A node id: `node_` + 12 to 32 lowercase hex. crewplane mints 16 (`POST /v1/nodes`); EvoMap clients
+ * generate 12 and keep it (the /a2a facade registers a node under the id its client chose).
+ */
+export const NODE_ID_PATTERN = /^node_[a-f0-9]{12,32}$/;
+export const nodeIdSchema = z.string().regex(NODE_ID_PATTERN, "a node id (node_ + 12 to 32 lowercase hex)");
+
 const PRIVATE_HOST =
   /^(?:localhost|.*\.localhost|127\.\d+\.\d+\.\d+|10\.\d+\.\d+\.\d+|192\.168\.\d+\.\d+|172\.(?:1[6-9]|2\d|3[01])\.\d+\.\d+|169\.254\.\d+\.\d+|0\.0\.0\.0|\[.*\])$/i;
 
@@ -43,6 +50,8 @@ export interface Registered {
   node: NodeRow;
   /** The bearer token a node authenticates with: `<credential id>.<secret>`, shown once. */
   node_secret: string;
+  /** The 64 hex of that token after the dot: what the /a2a facade hands an EvoMap node (looked up by node id). */
+  secret: string;
   /** The HMAC-SHA256 key of webhook pushes, shown once; only when a webhook_url was given. */
   webhook_secret?: string;
 }
@@ -96,7 +105,12 @@ export async function registerNode(
       now,
     ),
   ]);
-  return { node: node!, node_secret: cred.token, ...(webhookSecret ? { webhook_secret: webhookSecret } : {}) };
+  return {
+    node: node!,
+    node_secret: cred.token,
+    secret: cred.secret,
+    ...(webhookSecret ? { webhook_secret: webhookSecret } : {}),
+  };
 }
 
 export function findNode(db: Db, nodeId: string) {
@@ -131,6 +145,7 @@ export function nodeView(node: NodeRow, councilMember: boolean) {
     council_member: councilMember,
     cooldown_until: node.cooldownUntil,
     webhook_verified: node.webhookVerified,
+    suspended_at: node.suspendedAt,
     created_at: node.createdAt,
   };
 }
@@ -140,11 +155,13 @@ export const nodePatch = z
     reputation: z.number().min(0).max(100).optional(),
     model_tier: z.number().int().min(0).max(5).optional(),
     webhook_verified: z.boolean().optional(),
+    /** Suspends the node (true) or lifts a suspension (false): see `suspended_at`. */
+    suspended: z.boolean().optional(),
   })
-  .refine((p) => Object.keys(p).length > 0, { message: "name at least one of reputation, model_tier, webhook_verified" });
+  .refine((p) => Object.keys(p).length > 0, { message: "name at least one of reputation, model_tier, webhook_verified, suspended" });
 export type NodePatch = z.infer<typeof nodePatch>;
 
-/** Admin changes to standing and webhook verification, with the previous values in the event. */
+/** Admin changes to standing, webhook verification and suspension, with the previous values in the event. */
 export async function patchNode(db: Db, nodeId: string, patch: NodePatch, by: string, now: Date): Promise<NodeRow> {
   const node = await getNode(db, nodeId);
   if (patch.webhook_verified && !node.webhookUrl) throw new AppError("conflict", "This node registered no webhook_url to verify");
@@ -152,6 +169,8 @@ export async function patchNode(db: Db, nodeId: string, patch: NodePatch, by: st
     ...(patch.reputation !== undefined ? { reputation: patch.reputation } : {}),
     ...(patch.model_tier !== undefined ? { modelTier: patch.model_tier } : {}),
     ...(patch.webhook_verified !== undefined ? { webhookVerified: patch.webhook_verified } : {}),
+    // Suspending a suspended node keeps the first time; lifting clears it.
+    ...(patch.suspended !== undefined ? { suspendedAt: patch.suspended ? (node.suspendedAt ?? now.toISOString()) : null } : {}),
     updatedAt: now.toISOString(),
   };
   const [[updated]] = await db.batch([
@@ -165,7 +184,12 @@ export async function patchNode(db: Db, nodeId: string, patch: NodePatch, by: st
           node_id: nodeId,
           by,
           changes: patch,
-          before: { reputation: node.reputation, model_tier: node.modelTier, webhook_verified: node.webhookVerified },
+          before: {
+            reputation: node.reputation,
+            model_tier: node.modelTier,
+            webhook_verified: node.webhookVerified,
+            suspended: node.suspendedAt !== null,
+          },
         },
       },
       now,

@@ -4,9 +4,10 @@ import type { Db } from "../db/client";
 import { nodeEvents, nodes } from "../db/schema";
 import type { Env } from "../env";
 import type { InsertedNodeEvent } from "./events";
+import { nodeIdSchema } from "./registry";
 
 /** A message on the `node-pushes` queue: push one pending event to its node's webhook. */
-export const nodePushMessage = z.object({ event_id: z.number().int().positive(), node_id: z.string().regex(/^node_[0-9a-f]{16}$/) });
+export const nodePushMessage = z.object({ event_id: z.number().int().positive(), node_id: nodeIdSchema });
 export type NodePushMessage = z.infer<typeof nodePushMessage>;
 
 export const SIGNATURE_HEADER = "x-crewplane-signature";

@@ -135,7 +135,10 @@ export interface PredictionError {
  * its mean correction rate below 0.5 per user message, or no correction rate yet (cold start, whose
  * 0.7 satisfaction is the no-correction baseline).
  */
-export function isUnexpectedCorrection(p: Pick<Prediction, "expected_correction_rate">, actual: Pick<ConversationMetrics, "user_corrections">): boolean {
+export function isUnexpectedCorrection(
+  p: Pick<Prediction, "expected_correction_rate">,
+  actual: Pick<ConversationMetrics, "user_corrections">,
+): boolean {
   if (actual.user_corrections <= 0) return false;
   return p.expected_correction_rate === null || p.expected_correction_rate < EXPECTED_CORRECTIONS_FROM;
 }
@@ -145,7 +148,10 @@ export function isUnexpectedCorrection(p: Pick<Prediction, "expected_correction_
  * than 0.25 (`FOLLOW_UP_SURPRISE_MARGIN`). A conversation with no assistant reply has no rate and no
  * surprise.
  */
-export function isUnexpectedFollowUp(p: Pick<Prediction, "expected_follow_up_rate">, actual: Pick<ConversationMetrics, "follow_up_rate">): boolean {
+export function isUnexpectedFollowUp(
+  p: Pick<Prediction, "expected_follow_up_rate">,
+  actual: Pick<ConversationMetrics, "follow_up_rate">,
+): boolean {
   if (actual.follow_up_rate === null) return false;
   return round9(actual.follow_up_rate - p.expected_follow_up_rate) > FOLLOW_UP_SURPRISE_MARGIN;
 }

@@ -11,9 +11,16 @@ export { episodicContent, reflectionContext, route } from "./router";
 export type { EvolutionAction, RouteResult } from "./router";
 export { EMPTY_STATS, meanOf, pushStat, variance } from "./stats";
 export type { RunningStats } from "./stats";
-export { detectLanguage, jaccardDistance, tokenize } from "./text";
+export { charLength, detectLanguage, jaccardDistance, tokenize } from "./text";
 export type { Language, Tokens } from "./text";
-export { categorize, DEFAULT_THRESHOLDS, ERROR_CATEGORIES, isSignificantOrWorse, normalizeThresholds, THRESHOLD_BOUNDS } from "./thresholds";
+export {
+  categorize,
+  DEFAULT_THRESHOLDS,
+  ERROR_CATEGORIES,
+  isSignificantOrWorse,
+  normalizeThresholds,
+  THRESHOLD_BOUNDS,
+} from "./thresholds";
 export type { AdaptiveThresholds, ErrorCategory } from "./thresholds";
 export { confidenceOf, emptyUserModel, topTopics, updateModel } from "./user-model";
 export type { UserModel } from "./user-model";

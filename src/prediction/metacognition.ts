@@ -46,10 +46,16 @@ export function newMetaCognition(thresholds: AdaptiveThresholds = DEFAULT_THRESH
  * Records one prediction. `previousError` is the same (user, agent) pair's previous prediction error,
  * if any; when it was significant-or-worse, this error settles whether the trigger it caused helped:
  * improved = this composite error is strictly lower. A regression toward the mean favours "improved";
- * the seed's 30% / 70% bands are what absorb it.
+ * the seed's 30% / 70% bands are what absorb it. Only `category` and `composite_error` are read, so a
+ * stored error without its prediction and metrics will do.
  */
-export function observe(state: MetaCognitionState, error: PredictionError, previousError?: PredictionError | null): MetaCognitionState {
-  const improved = previousError && isSignificantOrWorse(previousError.category) ? error.composite_error < previousError.composite_error : null;
+export function observe(
+  state: MetaCognitionState,
+  error: Pick<PredictionError, "category" | "composite_error">,
+  previousError?: Pick<PredictionError, "category" | "composite_error"> | null,
+): MetaCognitionState {
+  const improved =
+    previousError && isSignificantOrWorse(previousError.category) ? error.composite_error < previousError.composite_error : null;
   const entry: WindowEntry = {
     significant_or_worse: isSignificantOrWorse(error.category),
     critical: error.category === "critical",
@@ -98,10 +104,7 @@ export function metaStats(state: Pick<MetaCognitionState, "window">): MetaCognit
 
 /** Stable tokens naming what a calibration did. */
 export type CalibrationRule =
-  | "raise_moderate_sig_ineffective"
-  | "lower_moderate_sig_effective"
-  | "lower_significant_critical_share"
-  | "thresholds_normalized";
+  "raise_moderate_sig_ineffective" | "lower_moderate_sig_effective" | "lower_significant_critical_share" | "thresholds_normalized";
 
 export interface CalibrationResult {
   state: MetaCognitionState;
@@ -142,7 +145,11 @@ export function calibrate(state: MetaCognitionState): CalibrationResult {
     next.significant_upper -= LOWER_SIGNIFICANT_BY;
     rules.push("lower_significant_critical_share");
   }
-  const stepped = { negligible_upper: round9(next.negligible_upper), moderate_upper: round9(next.moderate_upper), significant_upper: round9(next.significant_upper) };
+  const stepped = {
+    negligible_upper: round9(next.negligible_upper),
+    moderate_upper: round9(next.moderate_upper),
+    significant_upper: round9(next.significant_upper),
+  };
   const after = normalizeThresholds(stepped);
   if (!sameThresholds(after, stepped)) rules.push("thresholds_normalized");
   return {

@@ -105,17 +105,24 @@ const CJK_STOP_BIGRAMS: ReadonlySet<string> = new Set(
  * the assistant's longer replies would outweigh them.
  */
 export function extractTopics(texts: readonly string[], max = MAX_TOPICS): string[] {
+  if (max <= 0) return [];
   const counts = new Map<string, number>();
   for (const text of texts) {
     const { ascii, cjk } = tokenize(text);
     for (const w of ascii) if (!ASCII_STOPWORDS.has(w)) counts.set(w, (counts.get(w) ?? 0) + 1);
     for (const b of cjk) if (!CJK_STOP_BIGRAMS.has(b)) counts.set(b, (counts.get(b) ?? 0) + 1);
   }
-  // Map keeps first-appearance order and the sort is stable, so equal counts keep it.
-  return [...counts.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, max)
-    .map(([k]) => k);
+  // The top `max` by count in one pass; a later keyword displaces an earlier one only with a strictly
+  // higher count, so ties keep first appearance (Map iterates in insertion order).
+  const top: [string, number][] = [];
+  for (const entry of counts) {
+    if (top.length === max && entry[1] <= top[max - 1]![1]) continue;
+    let at = top.length;
+    while (at > 0 && top[at - 1]![1] < entry[1]) at--;
+    top.splice(at, 0, entry);
+    if (top.length > max) top.pop();
+  }
+  return top.map(([k]) => k);
 }
 
 /**
@@ -182,4 +189,3 @@ export function extract(turns: readonly Turn[], feedback?: readonly Feedback[]):
     hour_of_day: hourOf(firstUser?.at),
   };
 }
-

@@ -14,7 +14,10 @@ export type EvolutionAction =
 
 export interface RouteResult {
   action: EvolutionAction;
-  /** The (user, agent) pair's run of significant-or-worse errors including this one, capped at 10; 0 after a lower one. */
+  /**
+   * The run of significant-or-worse errors including this one, capped at 10; 0 after a lower one. The
+   * caller keeps the counter (the seed keeps one per agent: consecutive_significant_count(agent_id)).
+   */
   consecutive_significant: number;
 }
 
@@ -83,6 +86,9 @@ export function route(error: PredictionError, consecutiveSignificantBefore: numb
   if (error.category === "critical")
     return { action: { kind: "trigger_emergency_evolution", context, reason: "critical" }, consecutive_significant: consecutive };
   if (consecutive >= CONSECUTIVE_ESCALATION)
-    return { action: { kind: "trigger_emergency_evolution", context, reason: "consecutive_significant" }, consecutive_significant: consecutive };
+    return {
+      action: { kind: "trigger_emergency_evolution", context, reason: "consecutive_significant" },
+      consecutive_significant: consecutive,
+    };
   return { action: { kind: "trigger_reflection", context }, consecutive_significant: consecutive };
 }

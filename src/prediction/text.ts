@@ -33,16 +33,26 @@ function isBigramChar(cp: number): boolean {
   return isHan(cp) || isKatakana(cp);
 }
 
-function isAsciiAlnum(cp: number): boolean {
-  return (cp >= 0x61 && cp <= 0x7a) || (cp >= 0x30 && cp <= 0x39) || (cp >= 0x41 && cp <= 0x5a);
+function isAsciiAlnum(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a);
 }
 
-function hasAsciiLetter(token: string): boolean {
-  for (let i = 0; i < token.length; i++) {
-    const c = token.charCodeAt(i);
+function hasAsciiLetter(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i) | 0x20; // folds A–Z onto a–z
     if (c >= 0x61 && c <= 0x7a) return true;
   }
   return false;
+}
+
+/** The code point at `i` of `text`, reading a surrogate pair as one (a caller steps 2 units past one above U+FFFF). */
+function codePointAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+    const d = text.charCodeAt(i + 1);
+    if (d >= 0xdc00 && d <= 0xdfff) return ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
+  }
+  return c;
 }
 
 export interface Tokens {
@@ -56,41 +66,44 @@ export interface Tokens {
   cjk: string[];
 }
 
+/** One pass over UTF-16 units (charCodeAt, no per-character strings): this is the engine's hot loop. */
 export function tokenize(text: string): Tokens {
   const ascii: string[] = [];
   const cjk: string[] = [];
-  let word = "";
-  let prev = "";
-  for (const ch of text) {
-    const cp = ch.codePointAt(0)!;
-    if (isAsciiAlnum(cp)) {
-      word += cp <= 0x5a && cp >= 0x41 ? String.fromCharCode(cp + 32) : ch;
-      prev = "";
+  let wordStart = -1;
+  let prevStart = -1; // start of the previous bigram character, -1 when the previous character is not one
+  const n = text.length;
+  for (let i = 0; i < n;) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80 && isAsciiAlnum(c)) {
+      if (wordStart < 0) wordStart = i;
+      prevStart = -1;
+      i++;
       continue;
     }
-    if (word.length > 2 && hasAsciiLetter(word)) ascii.push(word);
-    word = "";
+    if (wordStart >= 0) {
+      if (i - wordStart > 2 && hasAsciiLetter(text, wordStart, i)) ascii.push(text.slice(wordStart, i).toLowerCase());
+      wordStart = -1;
+    }
+    const cp = codePointAt(text, i);
+    const width = cp > 0xffff ? 2 : 1;
     if (isBigramChar(cp)) {
-      if (prev !== "") cjk.push(prev + ch);
-      prev = ch;
-    } else prev = "";
+      if (prevStart >= 0) cjk.push(text.slice(prevStart, i + width));
+      prevStart = i;
+    } else prevStart = -1;
+    i += width;
   }
-  if (word.length > 2 && hasAsciiLetter(word)) ascii.push(word);
+  if (wordStart >= 0 && n - wordStart > 2 && hasAsciiLetter(text, wordStart, n)) ascii.push(text.slice(wordStart).toLowerCase());
   return { ascii, cjk };
 }
 
+const SURROGATE = /[\ud800-\udfff]/;
+
 /** Unicode code points, not UTF-16 units: "你好" is 2 characters, as a reader counts them. */
 export function charLength(text: string): number {
+  if (!SURROGATE.test(text)) return text.length;
   let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    // A high surrogate followed by a low one is one code point.
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    n++;
-  }
+  for (let i = 0; i < text.length; i += codePointAt(text, i) > 0xffff ? 2 : 1) n++;
   return n;
 }
 
@@ -108,10 +121,13 @@ export function detectLanguage(text: string): Language {
   let latin = 0;
   let han = 0;
   let kana = 0;
-  for (const ch of text) {
-    const cp = ch.codePointAt(0)!;
-    if ((cp >= 0x61 && cp <= 0x7a) || (cp >= 0x41 && cp <= 0x5a)) latin++;
-    else if (isHan(cp)) han++;
+  for (let i = 0; i < text.length;) {
+    const cp = codePointAt(text, i);
+    i += cp > 0xffff ? 2 : 1;
+    if (cp < 0x80) {
+      const l = cp | 0x20;
+      if (l >= 0x61 && l <= 0x7a) latin++;
+    } else if (isHan(cp)) han++;
     else if (isHiragana(cp) || isKatakana(cp)) kana++;
   }
   const total = latin + han + kana;

@@ -22,7 +22,7 @@ export const DEFAULT_THRESHOLDS: Readonly<AdaptiveThresholds> = Object.freeze({
 /** §3.9 / §8: the range each threshold may be calibrated within. */
 export const THRESHOLD_BOUNDS: Readonly<Record<keyof AdaptiveThresholds, readonly [number, number]>> = Object.freeze({
   negligible_upper: [0.1, 0.4] as const,
-  moderate_upper: [0.2, 0.9] as const,
+  moderate_upper: [0.2, 0.85] as const,
   significant_upper: [0.4, 0.95] as const,
 });
 

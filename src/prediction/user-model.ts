@@ -54,25 +54,52 @@ function own(record: Record<string, number>, key: string): number {
   return Object.hasOwn(record, key) ? (record[key] ?? 0) : 0;
 }
 
-/** The model's topics, heaviest first, ties in code-unit order of the keyword (deterministic). */
+/** Whether topic `t` of weight `w` ranks before `[u, v]`: heavier, then earlier in code-unit order. */
+const ranksBefore = (t: string, w: number, [u, v]: readonly [string, number]) => w > v || (w === v && t < u);
+
+/**
+ * The model's k heaviest topics, ties in code-unit order of the keyword (deterministic). One pass
+ * keeping the best k, not a sort of the whole distribution: `predict` runs it on every conversation.
+ */
 export function topTopics(model: Pick<UserModel, "topic_distribution">, k: number): string[] {
-  return Object.entries(model.topic_distribution)
-    .filter(([, w]) => Number.isFinite(w) && w > 0)
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .slice(0, k)
-    .map(([t]) => t);
+  if (k <= 0) return [];
+  const top: [string, number][] = [];
+  for (const [t, w] of Object.entries(model.topic_distribution)) {
+    if (!(Number.isFinite(w) && w > 0)) continue;
+    if (top.length === k && !ranksBefore(t, w, top[k - 1]!)) continue;
+    let at = top.length;
+    while (at > 0 && ranksBefore(t, w, top[at - 1]!)) at--;
+    top.splice(at, 0, [t, w]);
+    if (top.length > k) top.pop();
+  }
+  return top.map(([t]) => t);
 }
 
+/**
+ * The distribution with this conversation's topics counted once more. Over the cap of 64 it drops the
+ * weakest, one at a time (at most 5 more than the cap, so no sort of the whole): the lightest; among
+ * equal weights a topic of an earlier conversation before one of this conversation; then the later
+ * keyword in code-unit order.
+ */
 function nextTopics(dist: Record<string, number>, topics: readonly string[]): Record<string, number> {
   const current = new Set(topics);
   const merged = new Map(Object.entries(dist));
   for (const t of current) merged.set(t, own(dist, t) + 1);
-  if (merged.size <= MAX_MODEL_TOPICS) return Object.fromEntries(merged);
-  // Over the cap: keep the heaviest; among equal weights this conversation's topics, then code-unit order.
-  const kept = [...merged.entries()]
-    .sort((a, b) => b[1] - a[1] || Number(current.has(b[0])) - Number(current.has(a[0])) || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .slice(0, MAX_MODEL_TOPICS);
-  return Object.fromEntries(kept);
+  for (let overflow = merged.size - MAX_MODEL_TOPICS; overflow > 0; overflow--) {
+    let worst: string | null = null;
+    let worstW = 0;
+    let worstCurrent = false;
+    for (const [t, w] of merged) {
+      const c = current.has(t);
+      if (worst === null || w < worstW || (w === worstW && ((worstCurrent && !c) || (worstCurrent === c && t > worst)))) {
+        worst = t;
+        worstW = w;
+        worstCurrent = c;
+      }
+    }
+    merged.delete(worst!);
+  }
+  return Object.fromEntries(merged);
 }
 
 /**

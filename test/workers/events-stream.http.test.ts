@@ -61,6 +61,47 @@ describe("GET /v1/events/stream", () => {
     expect([bad.status, (bad.body as any).code]).toEqual([422, "validation_failed"]);
     expect((await readStream("/v1/events/stream?cursor=-1", () => true)).status).toBe(422);
   });
+
+  it("refuses an out-of-range cursor with 422 naming cursor, as it refuses such a Last-Event-ID, on both streams", async () => {
+    for (const path of ["/v1/events/stream", "/v1/public/events/stream"]) {
+      for (const cursor of ["99999999999999999999", "9007199254740993", "1".repeat(16)]) {
+        const res = await readStream(`${path}?cursor=${cursor}`, () => true, { token: path.includes("public") ? null : undefined });
+        expect([res.status, (res.body as any)?.code], `${path} ${cursor}`).toEqual([422, "validation_failed"]);
+        expect((res.body as any).errors).toEqual([expect.objectContaining({ path: "cursor" })]);
+      }
+      const header = await readStream(path, () => true, {
+        token: path.includes("public") ? null : undefined,
+        headers: { "last-event-id": "99999999999999999999" },
+      });
+      expect(header.status).toBe(422);
+    }
+  });
+
+  it("refuses type and subject filters with a NUL or another control character, on the list and both streams", async () => {
+    for (const filter of ["type=probe.%00", "subject=s%00", "type=a%01b", "subject=x%0Ay"]) {
+      const list = await call(`/v1/events?${filter}`);
+      expect([list.status, list.body.code], filter).toEqual([422, "validation_failed"]);
+      for (const path of ["/v1/events/stream", "/v1/public/events/stream"]) {
+        const res = await readStream(`${path}?${filter}`, () => true, { token: path.includes("public") ? null : undefined });
+        expect(res.status, `${path} ${filter}`).toBe(422);
+      }
+    }
+  });
+
+  it("starts a resume point past the newest event at the newest event, so what lands next is sent", async () => {
+    const newestId = Number(await newest());
+    const ahead = String(newestId + 1_000_000);
+    for (const resume of [{ cursor: ahead }, { headers: { "last-event-id": ahead } }]) {
+      const path = `/v1/events/stream?type=probe.ahead${resume.cursor ? `&cursor=${resume.cursor}` : ""}`;
+      const { status, frames } = await readStream(path, (f) => eventFrames(f).length >= 1, {
+        ...(resume.headers ? { headers: resume.headers } : {}),
+        onReady: () => append({ type: "probe.ahead", subject: "ahead" }),
+      });
+      expect(status).toBe(200);
+      expect(Number(JSON.parse(frames[0]!.data!).after)).toBeLessThanOrEqual(newestId + 1);
+      expect(eventFrames(frames).map((f) => f.event)).toEqual(["probe.ahead"]);
+    }
+  });
 });
 
 describe("GET /v1/public/events/stream", () => {

@@ -24,6 +24,9 @@ export const nodes = sqliteTable(
     cooldownUntil: text("cooldown_until"),
     // Every pending event with an id ≤ this has been acknowledged by a heartbeat.
     ackedThrough: integer("acked_through").notNull().default(0),
+    // Set by an admin (PATCH /v1/admin/nodes/:id {suspended}); the /a2a heartbeat then answers
+    // `suspended` and the node's facade writes are refused until an admin lifts it.
+    suspendedAt: text("suspended_at"),
   },
   (t) => [index("nodes_reputation_idx").on(t.reputation), index("nodes_credential_idx").on(t.credentialId)],
 );

@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { requireAuth } from "../../lib/auth";
 import { validate } from "../../lib/validation";
 import { postDialog } from "../../council/dialog";
 import { councilOverview, listSessions, listTerms, sessionDetail } from "../../council/views";
@@ -16,6 +15,7 @@ import {
 } from "../../a2a/council";
 import type { AppEnv } from "../app-env";
 import { a2aBody } from "./a2a-body";
+import { requireA2aNode } from "./a2a-auth";
 import { nodeOf } from "./projects";
 
 const limit = z.coerce.number().int().min(1).max(500).default(50);
@@ -29,7 +29,7 @@ async function deliberation(db: ReturnType<typeof getDb>, id: string) {
 
 /** The AI council over the EvoMap node protocol: the same proposals, sessions and dialogs as `/v1/council`. */
 export const a2aCouncilRoutes = new Hono<AppEnv>()
-  .post("/council/propose", requireAuth({ node: true }), async (c) => {
+  .post("/council/propose", requireA2aNode(), async (c) => {
     const body = await a2aBody(c, councilProposeBody);
     const nodeId = nodeOf(c.var.principal);
     checkSender(nodeId, body);
@@ -53,7 +53,7 @@ export const a2aCouncilRoutes = new Hono<AppEnv>()
   .get("/council/:id{delib_[0-9a-f]{16}}", validate("param", deliberationParam), async (c) =>
     c.json(await deliberation(getDb(c.env.DB), c.req.valid("param").id)),
   )
-  .post("/dialog", requireAuth({ node: true }), async (c) => {
+  .post("/dialog", requireA2aNode(), async (c) => {
     const body = await a2aBody(c, a2aDialogBody);
     const nodeId = nodeOf(c.var.principal);
     checkSender(nodeId, body);

@@ -1,20 +1,46 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { requireAuth } from "../../lib/auth";
+import { getRateWindow } from "../../durable-objects/rate-window";
+import type { Env } from "../../env";
+import { AppError } from "../../lib/errors";
 import { validate } from "../../lib/validation";
 import { readSection } from "../../lib/config";
 import { councilConfig } from "../../council/config";
 import { COUNCIL_RULES } from "../../council/rules";
 import { A2A_PROTOCOL, A2A_PROTOCOL_VERSION, MAX_PAYLOAD_BYTES, readEnvelope } from "../../a2a/envelope";
 import { checkSender } from "../../a2a/council";
-import { a2aHeartbeat, A2A_HEARTBEAT_MS, bearerOf, heartbeatBody, hello, pollBody, pollEvents } from "../../a2a/nodes";
+import {
+  a2aHeartbeat,
+  A2A_HEARTBEAT_MS,
+  A2A_LIMITS,
+  bearerOf,
+  DEFAULT_POLL_WAIT_MS,
+  heartbeatBody,
+  hello,
+  pollBody,
+  pollEvents,
+  type Admit,
+} from "../../a2a/nodes";
 import { modelTier, TIER_LABELS } from "../../a2a/tiers";
 import { projectsConfig } from "../../projects/config";
 import { DECOMPOSITION_RULES } from "../../projects/decomposition";
 import type { AppEnv } from "../app-env";
+import { problemResponse } from "../problem";
 import { a2aBody, readJson } from "./a2a-body";
+import { requireA2aNode } from "./a2a-auth";
+import { a2aEventStream, streamQuery } from "./a2a-events";
 import { nodeOf } from "./projects";
+
+/** The facade's windows are `RateWindow` objects (one per key), on the request clock. */
+function admitter(env: Env, now: Date): Admit {
+  return async (key, rule, token) => {
+    const taken = await getRateWindow(env, key).take({ limit: rule.limit, windowMs: rule.windowMs, now: now.getTime(), token });
+    return taken.ok ? { ok: true } : { ok: false, retry_after_ms: taken.retry_after_ms };
+  };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * The EvoMap node protocol's core (hello, heartbeat, events, policy) on crewplane's node registry.
@@ -23,22 +49,54 @@ import { nodeOf } from "./projects";
 export const a2aRoutes = new Hono<AppEnv>()
   .post("/hello", async (c) => {
     const db = getDb(c.env.DB);
-    const envelope = readEnvelope(await readJson(c), "hello");
-    const out = await hello(c.env, db, envelope, bearerOf(c.req.header("authorization")), c.var.clock.now(), {
-      initialReputation: (await readSection(db, councilConfig)).initial_reputation,
-      production: c.env.ENVIRONMENT === "production",
-    });
-    return c.json(out.body, out.status);
+    const raw = await readJson(c);
+    const envelope = readEnvelope(raw, "hello");
+    const now = c.var.clock.now();
+    try {
+      const out = await hello(
+        c.env,
+        db,
+        // EvoMap's proxy sends its environment fingerprint beside the envelope rather than in it.
+        { envelope, topFingerprint: isObject(raw) ? raw.env_fingerprint : undefined },
+        bearerOf(c.req.header("authorization")),
+        now,
+        {
+          initialReputation: (await readSection(db, councilConfig)).initial_reputation,
+          production: c.env.ENVIRONMENT === "production",
+          // The client's address as Cloudflare saw it; requests without one share a window.
+          source: c.req.header("cf-connecting-ip") ?? "unknown",
+          admit: admitter(c.env, now),
+        },
+      );
+      return c.json(out.body, out.status);
+    } catch (err) {
+      // EvoMap's client waits out Retry-After (seconds) before it says hello again.
+      const ms = err instanceof AppError && err.code === "rate_limited" ? err.extra?.retry_after_ms : undefined;
+      if (typeof ms === "number") return problemResponse(c, err as AppError, { "Retry-After": String(Math.ceil(ms / 1000)) });
+      throw err;
+    }
   })
   .post("/heartbeat", async (c) => {
     const body = await a2aBody(c, heartbeatBody);
-    return c.json(await a2aHeartbeat(c.env, getDb(c.env.DB), body, bearerOf(c.req.header("authorization")), c.var.clock.now()));
+    const db = getDb(c.env.DB);
+    const now = c.var.clock.now();
+    const answer = await a2aHeartbeat(c.env, db, body, bearerOf(c.req.header("authorization")), now, {
+      admit: admitter(c.env, now),
+      projects: await readSection(db, projectsConfig),
+    });
+    return c.json(answer);
   })
-  .post("/events/poll", requireAuth({ node: true }), async (c) => {
+  .post("/events/poll", requireA2aNode(), async (c) => {
     const body = await a2aBody(c, pollBody);
     const nodeId = nodeOf(c.var.principal);
     checkSender(nodeId, body);
     return c.json(await pollEvents(getDb(c.env.DB), nodeId, body, c.var.clock.now()));
+  })
+  .get("/events/stream", requireA2aNode(), validate("query", streamQuery), (c) => {
+    const nodeId = nodeOf(c.var.principal);
+    const q = c.req.valid("query");
+    checkSender(nodeId, { node_id: q.node_id });
+    return a2aEventStream(c, nodeId, q.duration_ms);
   })
   .get("/policy", async (c) => {
     const projects = await readSection(getDb(c.env.DB), projectsConfig);
@@ -48,6 +106,11 @@ export const a2aRoutes = new Hono<AppEnv>()
       protocol_version: A2A_PROTOCOL_VERSION,
       heartbeat_interval_ms: A2A_HEARTBEAT_MS,
       max_payload_bytes: MAX_PAYLOAD_BYTES,
+      events: { poll_default_wait_ms: DEFAULT_POLL_WAIT_MS, poll_max_wait_ms: 25_000 },
+      limits: {
+        registrations_per_source: { limit: A2A_LIMITS.registrations.limit, window_ms: A2A_LIMITS.registrations.windowMs },
+        heartbeats_per_node: { limit: A2A_LIMITS.heartbeats.limit, window_ms: A2A_LIMITS.heartbeats.windowMs },
+      },
       council: {
         propose: {
           min_reputation: r.proposeMinReputation,

@@ -24,6 +24,7 @@ export interface StreamQuery {
   cursor?: string | undefined;
 }
 
+// At most 15 digits: every id below 10^15 is a safe integer, so `Number(id)` is exact.
 const eventId = z.string().regex(/^\d{1,15}$/);
 
 /**
@@ -31,6 +32,10 @@ const eventId = z.string().regex(/^\d{1,15}$/);
  * event (its type), `id:` = the event id, `data:` = the event as `GET /v1/events` shows it. It starts
  * after `Last-Event-ID` (a reconnecting EventSource sends it), else after `cursor`, else at the newest
  * event (only what happens from now on). Backlog is sent in pages, then new events as they land.
+ *
+ * Both resume points are event ids (1-15 digits, else `422` naming the one that is not). One past the
+ * newest event starts at the newest: ids only grow (AUTOINCREMENT), so nothing after it is skipped,
+ * and the stream is never silent for ever waiting for an id that will not come for years.
  */
 export function eventStream(c: Context<AppEnv>, query: StreamQuery, publicOnly: boolean): Response {
   const resumeHeader = c.req.header("last-event-id");
@@ -39,10 +44,16 @@ export function eventStream(c: Context<AppEnv>, query: StreamQuery, publicOnly: 
       errors: [{ path: "Last-Event-ID", message: "must be an event id from this stream" }],
     });
   }
+  if (query.cursor !== undefined && !eventId.safeParse(query.cursor).success) {
+    throw new AppError("validation_failed", "cursor must be an event id", {
+      errors: [{ path: "cursor", message: "must be an event id from this stream (1-15 digits)" }],
+    });
+  }
   const db = getDb(c.env.DB);
   const from = resumeHeader ?? query.cursor;
   return streamSSE(c, async (stream) => {
-    let after = from !== undefined ? Number(from) : await newestEventId(db);
+    const newest = await newestEventId(db);
+    let after = from !== undefined ? Math.min(Number(from), newest) : newest;
     const endAt = Date.now() + STREAM_MAX_MS;
     let quietSince = Date.now();
     await stream.writeSSE({ event: "ready", data: JSON.stringify({ after: String(after) }), retry: RETRY_MS });

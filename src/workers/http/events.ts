@@ -1,16 +1,16 @@
 import { Hono } from "hono";
-import { z } from "zod";
 import { getDb } from "../../db/client";
 import { requireAuth } from "../../lib/auth";
 import { listEvents } from "../../lib/events";
 import { pageQuery } from "../../lib/paging";
-import { validate } from "../../lib/validation";
+import { label, validate } from "../../lib/validation";
 import type { AppEnv } from "../app-env";
 import { eventStream } from "./event-stream";
 
+// Filters reach SQL: no control character (a NUL), bidi override or lone surrogate (422).
 const eventsQuery = pageQuery.extend({
-  type: z.string().min(1).max(100).optional(),
-  subject: z.string().min(1).max(200).optional(),
+  type: label(100).optional(),
+  subject: label(200).optional(),
 });
 /** The list's filters and cursor; a stream has no page size. */
 const streamQuery = eventsQuery.omit({ limit: true });

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { getDb, type Db } from "../../db/client";
 import { requireAuth } from "../../lib/auth";
 import { notFound } from "../../lib/errors";
-import { validate } from "../../lib/validation";
+import { label, validate } from "../../lib/validation";
 import { assertMayReadKnowledge } from "../../knowledge/access";
 import { addMemory, memoryBody, searchMemory } from "../../knowledge/memory";
 import { putWikiPage, readWikiPage, searchWiki, wikiBody, wikiSlug } from "../../knowledge/wiki";
@@ -14,7 +14,9 @@ import type { AppEnv } from "../app-env";
 const idParam = z.object({ id: employeeId });
 const pageParam = z.object({ id: employeeId, slug: wikiSlug });
 const searchQuery = z.object({
-  q: z.string().trim().min(1).max(500).optional(),
+  // A query reaches FTS5 MATCH or a LIKE: a NUL makes MATCH fail, and no control character, bidi
+  // override or lone surrogate means anything in a search, so all of them are a 422 naming `q`.
+  q: label(500).optional(),
   limit: z.coerce.number().int().min(1).max(50).default(10),
 });
 

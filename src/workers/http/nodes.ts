@@ -9,8 +9,10 @@ import { councilConfig } from "../../council/config";
 import { heartbeat, heartbeatWithToken } from "../../nodes/events";
 import { getNode, isCouncilMember, nodeView, registerNode, registrationSchema } from "../../nodes/registry";
 import type { AppEnv } from "../app-env";
+import { nodeIdSchema } from "../../nodes/registry";
 
-const nodeParam = z.object({ node_id: z.string().regex(/^node_[0-9a-f]{16}$/, "a node id (node_ + 16 hex)") });
+// Nodes registered through /a2a choose their own id (12 to 32 hex): every node route takes both.
+const nodeParam = z.object({ node_id: nodeIdSchema });
 const heartbeatBody = z.strictObject({
   ack_through: z.union([z.string().regex(/^\d{1,15}$/), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).optional(),
 });

@@ -9,7 +9,7 @@ const BODY =
 
 /** Nodes made and made ready through /a2a only (an admin grants standing, as on /v1). */
 async function a2aNodes(n: number, reputation: number, model = "claude-sonnet-4") {
-  const nodes: TestNode[] = [];
+  const nodes: (TestNode & { v1_token: string })[] = [];
   for (let i = 0; i < n; i++) {
     const node = await helloNode(model);
     await patchNode(node.node_id, { reputation: reputation + i });
@@ -129,7 +129,7 @@ describe("EvoMap's gate tokens", () => {
     expect([r2.status, r2.body.code]).toEqual([403, "model_tier_insufficient"]);
     // /v1 says the same with its own code and the token as the reason
     const v1 = await call("/v1/council/proposals", {
-      token: weak.token,
+      token: weak.v1_token,
       body: { title: "Publish a weekly digest of council records", body: BODY, kind: "general" },
     });
     expect([v1.status, v1.body.code, v1.body.reason]).toEqual([403, "not_eligible", "model_tier_insufficient"]);
@@ -158,7 +158,8 @@ describe("EvoMap's gate tokens", () => {
       { sender_id: b!.node_id, type: "general", title: "A proposal title", description: BODY },
       a!.token,
     );
-    expect([spoof.status, spoof.body.code]).toEqual([403, "forbidden"]);
+    // a node secret is looked up by the node the request names: a's secret is not b's
+    expect([spoof.status, spoof.body.code, spoof.body.reason]).toEqual([401, "unauthorized", "node_secret_invalid"]);
     const anon = await a2a("/council/propose", { sender_id: a!.node_id, type: "general", title: "A proposal title", description: BODY });
     expect(anon.status).toBe(401);
     const short = await a2a(

@@ -29,6 +29,11 @@ describe("the gep-a2a envelope", () => {
     expect(readEnvelope(envelope(), "hello")).toEqual(envelope());
   });
 
+  it("ignores keys beside the seven (EvoMap's proxy sends env_fingerprint there) and unknown payload keys", () => {
+    const raw = envelope({ env_fingerprint: { model: "gpt-5" }, signature: "x", payload: { capabilities: {}, gene_count: null } });
+    expect(readEnvelope(raw, "hello")).toEqual(envelope({ payload: { capabilities: {}, gene_count: null } }));
+  });
+
   it("lists every missing field as 422 validation_failed", () => {
     const { protocol_version: _v, message_id: _m, timestamp: _t, ...partial } = envelope();
     const err = problem(() => readEnvelope(partial, "hello"));
@@ -43,7 +48,6 @@ describe("the gep-a2a envelope", () => {
     ["a version that is not x.y.z", { protocol_version: "1" }, 422, "validation_failed"],
     ["a timestamp that is not ISO 8601", { timestamp: "yesterday" }, 422, "validation_failed"],
     ["a payload that is not an object", { payload: [1, 2] }, 422, "validation_failed"],
-    ["an unknown top-level field", { signature: "x" }, 422, "validation_failed"],
     ["a message id with spaces", { message_id: "msg 1" }, 422, "validation_failed"],
     ["another message type", { message_type: "publish" }, 422, "validation_failed"],
     ["an oversized payload", { payload: { identity_doc: "x".repeat(MAX_PAYLOAD_BYTES) } }, 413, "payload_too_large"],

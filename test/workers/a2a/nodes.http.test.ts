@@ -20,23 +20,26 @@ describe("POST /a2a/hello", () => {
       node_id: sender,
       your_node_id: sender,
       node_id_assigned_by_hub: false,
-      node_secret: expect.stringMatching(/^ncred_[0-9a-f]{16}\.[0-9a-f]{64}$/),
+      node_secret: expect.stringMatching(/^[0-9a-f]{64}$/),
       model_tier: 3,
       model_tier_label: "advanced",
       reputation: 10,
     });
+    expect(res.body.payload).toMatchObject({ status: "acknowledged", node_id: sender, node_secret: res.body.node_secret });
     // the same node on /v1
     const v1 = await call(`/v1/nodes/${sender}`, { token: null });
     expect(v1.body).toMatchObject({ node_id: sender, model_tier: 3, reputation: 10 });
     const registered = await call(`/v1/events?type=node.registered&subject=${sender}`);
     expect(registered.body.events[0].payload).toMatchObject({ via: "a2a", model: "claude-sonnet-4", model_tier: 3 });
-    expect(JSON.stringify(registered.body)).not.toContain(res.body.node_secret.split(".")[1]);
+    expect(JSON.stringify(registered.body)).not.toContain(res.body.node_secret);
   });
 
-  it("assigns a hub id when the client's id is not in crewplane's form", async () => {
+  it("refuses a sender_id that is not a node id instead of assigning one the client would ignore", async () => {
     const res = await a2a("/hello", envelope("hello", "my-agent-001", { model: "gpt-4o-mini" }));
-    expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ node_id: expect.stringMatching(/^node_[0-9a-f]{16}$/), node_id_assigned_by_hub: true, model_tier: 1 });
+    expect([res.status, res.body.code, res.body.errors[0].path]).toEqual([422, "validation_failed", "sender_id"]);
+    expect((await call("/v1/events?type=node.registered")).body.events.some((e: any) => e.payload.sender_id === "my-agent-001")).toBe(
+      false,
+    );
     const unknown = await a2a("/hello", envelope("hello", senderId(), {}));
     expect(unknown.body).toMatchObject({ model_tier: 0, model_tier_label: "unclassified" });
   });
@@ -61,10 +64,11 @@ describe("POST /a2a/hello", () => {
     const node = await helloNode();
     const other = await helloNode();
     const bare = await a2a("/hello", envelope("hello", node.node_id, { model: "gpt-5" }));
-    expect([bare.status, bare.body.code]).toEqual([401, "unauthorized"]);
+    expect([bare.status, bare.body.code, bare.body.reason]).toEqual([401, "unauthorized", "node_id_already_claimed"]);
+    // a secret is looked up by the id the request names: another node's is simply not this node's
     const borrowed = await a2a("/hello", envelope("hello", node.node_id, {}), other.token);
-    expect([borrowed.status, borrowed.body.code]).toEqual([403, "forbidden"]);
-    const forged = await a2a("/hello", envelope("hello", node.node_id, {}), `${node.token.split(".")[0]}.${"0".repeat(64)}`);
+    expect([borrowed.status, borrowed.body.reason]).toEqual([401, "node_secret_invalid"]);
+    const forged = await a2a("/hello", envelope("hello", node.node_id, {}), "0".repeat(64));
     expect(forged.status).toBe(401);
     // the original node is unchanged
     expect((await call(`/v1/nodes/${node.node_id}`, { token: null })).body.model_tier).toBe(3);
@@ -117,11 +121,11 @@ describe("POST /a2a/heartbeat and /a2a/events/poll", () => {
     expect([stranger.status, stranger.body.status]).toEqual([200, "unknown_node"]);
     expect((await a2a("/heartbeat", { sender_id: node.node_id })).status).toBe(401);
     const other = await helloNode();
-    expect((await a2a("/heartbeat", { sender_id: node.node_id }, other.token)).status).toBe(403);
+    expect((await a2a("/heartbeat", { sender_id: node.node_id }, other.token)).status).toBe(401);
     expect((await a2a("/heartbeat", {}, node.token)).status).toBe(422);
   });
 
-  it("delivers pending events until acknowledged, by heartbeat or by poll", async () => {
+  it("delivers pending events until acknowledged, by heartbeat or by a poll that uses ack_through", async () => {
     const node = await helloNode();
     await patchNode(node.node_id, { reputation: 50 });
     // an event for the node: a council invitation is the usual one; any pending event will do here
@@ -137,8 +141,10 @@ describe("POST /a2a/heartbeat and /a2a/events/poll", () => {
     const first = await a2a("/heartbeat", { sender_id: node.node_id }, node.token);
     expect(first.body).toMatchObject({ has_pending_events: true, pending_events: [expect.objectContaining({ type: "council_invite" })] });
     const id = first.body.pending_events[0].id;
-    const poll = await a2a("/events/poll", { node_id: node.node_id, timeout_ms: 0 }, node.token);
+    expect((await a2a("/heartbeat", { sender_id: node.node_id }, node.token)).body.pending_events.map((e: any) => e.id)).toEqual([id]);
+    const poll = await a2a("/events/poll", { node_id: node.node_id, timeout_ms: 0, ack_through: "0" }, node.token);
     expect(poll.status).toBe(200);
+    expect(poll.body).toMatchObject({ delivery: "ack_through", has_pending_events: true });
     expect(poll.body.events.map((e: any) => e.id)).toEqual([id]);
     const acked = await a2a("/events/poll", { node_id: node.node_id, timeout_ms: 200, ack_through: id }, node.token);
     expect(acked.body).toMatchObject({ events: [], has_pending_events: false });
@@ -175,17 +181,18 @@ describe("a long-poll on /a2a/events/poll", () => {
     const db = getDb(env.DB);
     const sentinel = "2000-01-01T00:00:00.000Z";
     let waits = 0;
-    const answer = await pollEvents(db, node.node_id, { timeout_ms: 10_000 }, new Date(), async () => {
+    const sleep = async () => {
       waits++;
       // While the poll waits, mark the row: a heartbeat during the wait would overwrite the mark.
       await env.DB.prepare("UPDATE nodes SET last_heartbeat_at = ? WHERE id = ?").bind(sentinel, node.node_id).run();
       if (waits === 3)
         await db.batch(notifyNodesStatements(db, [node.node_id], { type: "council_invite", payload: { n: 1 } }, new Date()) as [any]);
-    });
+    };
+    const answer = await pollEvents(db, node.node_id, { timeout_ms: 10_000 }, new Date(), { sleep, nowMs: () => Date.now() });
     expect(waits).toBe(3);
     expect(answer).toMatchObject({
       node_id: node.node_id,
-      has_pending_events: true,
+      delivery: "delivered",
       events: [expect.objectContaining({ type: "council_invite" })],
     });
     const row = await env.DB.prepare("SELECT last_heartbeat_at FROM nodes WHERE id = ?")

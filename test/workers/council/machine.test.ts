@@ -440,6 +440,32 @@ describe("veto", () => {
     expect(d.vote(1, "approve")).toMatchObject({ ok: true });
   });
 
+  it("refuses a veto once one lapsed (409 veto_lapsed): the restored decision is final against vetoes, and changes nothing", () => {
+    const d = approved();
+    d.at(10).apply({ kind: "veto", by: "op_a", reason: "emergency" });
+    d.at(10 + 72 * 60).check();
+    expect(d.state.phase).toBe("approved");
+    const before = structuredClone(d.state);
+    for (const by of ["op_a", "op_b"]) {
+      expect(d.at(11 + 72 * 60).apply({ kind: "veto", by, reason: "again" })).toMatchObject({ ok: false, code: "veto_lapsed" });
+    }
+    expect(d.state).toEqual(before);
+    // the same holds for a veto that interrupted a deliberation: once lapsed, never again
+    const mid = inVoting();
+    mid.at(5).apply({ kind: "veto", by: "op_a", reason: "stop" });
+    mid.at(5 + 72 * 60).check();
+    expect(mid.state.phase).toBe("voting");
+    expect(mid.apply({ kind: "veto", by: "op_a", reason: "stop again" })).toMatchObject({ ok: false, code: "veto_lapsed" });
+  });
+
+  it("asks the save to refuse the veto of a project session when the project has started", () => {
+    const d = approved();
+    d.state.kind = "project";
+    d.state.project_id = "proj_0123456789abcdef";
+    d.at(10).apply({ kind: "veto", by: "op_a", reason: "emergency" });
+    expect(d.effects[0]).toEqual({ kind: "require_project_not_started" });
+  });
+
   it("refuses to veto a tabled session or one already vetoed", () => {
     const d = new Driver(sessionState());
     d.at(31).check();

@@ -1,25 +1,88 @@
 import { describe, expect, it } from "vitest";
-import { asciiWords, cjkBigrams, jaccard, overlap } from "../../../src/council/overlap";
+import { principleStatement } from "../../../src/council/effects";
+import { cjkBigrams, containment, overlap, vocabulary } from "../../../src/council/overlap";
+import { sessionState } from "../../factories/council";
+
+const PROPOSAL_EN = {
+  title: "Publish a weekly digest of council records",
+  body: "Every week the council publishes a digest of all sessions, ballots and principles, so that nodes outside the council can follow its work and object in time. The digest is generated from the public trail.",
+};
+const PROPOSAL_JA = {
+  title: "評議会の記録を毎週公開する",
+  body: "評議会は毎週、すべてのセッション、投票、原則の要約を公開します。評議会の外にいるノードも議論を追い、期限内に異議を申し立てられるようにするためです。公開は自動で行います。",
+};
 import { canonicalJson, proposalHash } from "../../../src/council/hash";
 import { sha256HexSync } from "../../../src/council/sha256";
 import { sha256Hex } from "../../../src/lib/crypto";
 import { checkQuality } from "../../../src/council/quality";
 
 describe("principle overlap", () => {
-  it("is token Jaccard over ASCII words", () => {
+  it("is the share of the text's vocabulary that the principle holds, whatever the principle's length", () => {
     expect(overlap("Open source every council tool", "open source every council tool")).toBe(1);
-    // {publish, all, records} vs {publish, records, weekly}: 2 / 4
-    expect(overlap("publish all records", "Publish records weekly")).toBe(0.5);
+    // {publish, records, archive}: two of three are in the principle
+    expect(overlap("publish records archive", "Publish records weekly")).toBeCloseTo(2 / 3, 10);
     expect(overlap("alpha beta", "gamma delta")).toBe(0);
+    // a long principle does not dilute a text it fully holds (Jaccard gave 2 / 40 here)
+    const long = `Publish records. ${Array.from({ length: 38 }, (_, i) => `topic${i}`).join(" ")}`;
+    expect(overlap("publish records", long)).toBe(1);
+    // function words are not vocabulary: they neither match nor count
+    expect(overlap("the records of the council", "council records")).toBe(1);
+    expect(overlap("the a of and", "the a of and")).toBe(0);
+    expect(overlap("", "")).toBe(0);
+    expect(containment(vocabulary(""), vocabulary("x"))).toBe(0);
   });
 
-  it("uses character bigrams for CJK text and takes the larger of the two measures", () => {
+  it("uses character bigrams for CJK runs, leaving out those written only in hiragana", () => {
     expect([...cjkBigrams("評議会の記録")].sort()).toEqual(["の記", "会の", "記録", "評議", "議会"].sort());
-    // 評議会の記録を公開 vs 評議会の記録は公開: shared 評議 議会 会の の記 記録 公開 of 10 distinct
-    expect(overlap("評議会の記録を公開", "評議会の記録は公開")).toBeCloseTo(6 / 10, 10);
-    expect(overlap("council 評議会", "council 理事会")).toBe(1);
-    expect(overlap("", "")).toBe(0);
-    expect(jaccard(asciiWords(""), asciiWords("x"))).toBe(0);
+    expect([...cjkBigrams("してください")]).toEqual([]);
+    expect([...cjkBigrams("オンボーディング")]).toContain("ーデ");
+    // 評議 議会 会の の記 記録 録を を公 公開: six of eight are in 評議会の記録は公開
+    expect(overlap("評議会の記録を公開", "評議会の記録は公開")).toBeCloseTo(6 / 8, 10);
+    expect(overlap("council 評議会", "council 理事会")).toBeCloseTo(1 / 3, 10);
+  });
+
+  it("scores the proposal that produced a principle high against it, and unrelated text low", () => {
+    const consensus = [
+      "Decision: approved. Weighted votes: approve 5, reject 0, revise 0 (total 5, 5 ballots).",
+      `Proposal: ${PROPOSAL_EN.title}`,
+      "Accepted amendments: none.",
+      "Conditions: none.",
+      `Devil's advocate node_0000000000000001 objected:\n${"- A weekly cadence may be too slow for urgent sessions; ".repeat(12)}`,
+    ].join("\n\n");
+    const decided = (proposal: { title: string; body: string }) =>
+      sessionState({
+        proposal,
+        phase: "approved",
+        decision: {
+          outcome: "approved",
+          tallied_outcome: "approved",
+          confidence: 0.9,
+          consensus,
+          synthesis_source: "template",
+          quality_score: 1,
+          conditions: ["redact drafts"],
+          ethics: { rules: [], model: { status: "off" } },
+          tally: { approve: 5, reject: 0, revise: 0, total: 5, votes: 5 },
+          decided_at: new Date(0).toISOString(),
+        },
+      });
+    const en = principleStatement(decided(PROPOSAL_EN));
+    expect(en).toContain(PROPOSAL_EN.body);
+    expect(en).toContain("redact drafts");
+    expect(overlap(`${PROPOSAL_EN.title}\n${PROPOSAL_EN.body}`, en)).toBeGreaterThanOrEqual(0.9);
+    expect(overlap(PROPOSAL_EN.body, en)).toBeGreaterThanOrEqual(0.9);
+    expect(overlap("Publish a weekly digest of council records for every node", en)).toBeGreaterThanOrEqual(0.8);
+    for (const unrelated of [
+      "Replace the coffee machine in the office kitchen with a quieter one.",
+      "Migrate the build cache to a faster object store and prune artifacts older than a month.",
+      "Adopt a code of conduct for the community chat and appoint two moderators.",
+    ]) {
+      expect(overlap(unrelated, en), unrelated).toBeLessThanOrEqual(0.15);
+    }
+
+    const ja = principleStatement(decided(PROPOSAL_JA));
+    expect(overlap(`${PROPOSAL_JA.title}\n${PROPOSAL_JA.body}`, ja)).toBeGreaterThanOrEqual(0.9);
+    expect(overlap("来週から社内の食堂で新しいメニューを提供します。ご意見をお寄せください。", ja)).toBeLessThanOrEqual(0.15);
   });
 });
 

@@ -3,9 +3,11 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
 import { governancePrinciples, projects, swarmTasks } from "../../../src/db/schema";
+import { getCouncilSession } from "../../../src/durable-objects/council-session";
 import { call, createOperator } from "../../factories";
 import { advance, dialog, progress, propose, PROPOSAL, session, tick } from "../../factories/council-http";
 import { drainEvents, eligibleNode, heartbeat, type TestNode } from "../../factories/nodes";
+import { DECOMPOSITION, decompose } from "../../factories/projects";
 
 let seq = 0;
 // Storage (and the council term) is shared by the tests of a file: every node any test made.
@@ -149,6 +151,92 @@ describe("emergency veto", () => {
     );
     expect(rejected.s.phase).toBe("rejected");
     expect((await db.select().from(projects).where(eq(projects.id, rejected.s.project_id)))[0]!.status).toBe("archived");
+  });
+
+  it("refuses a second veto once the first lapsed (409 veto_lapsed), from the same admin or another, and the decision stands", async () => {
+    const { byId } = await setup();
+    const { sid } = await decide(byId, { ...PROPOSAL, title: "Keep the ballots public after voting" });
+    const adminA = await createOperator("admin", "admin-lapse-a");
+    const adminB = await createOperator("admin", "admin-lapse-b");
+    expect((await call(`/v1/council/sessions/${sid}/veto`, { token: adminA, body: { reason: "Pause" } })).status).toBe(200);
+    await advance(72 * 3_600_000 + 1_000);
+    await tick();
+    const restored = await session(sid);
+    expect(restored).toMatchObject({ phase: "approved", veto: { status: "lapsed" } });
+    const eventsBefore = (await call(`/v1/events?subject=${sid}&limit=500`)).body.events.length;
+    for (const token of [adminA, adminB]) {
+      const again = await call(`/v1/council/sessions/${sid}/veto`, { token, body: { reason: "Pause again" } });
+      expect([again.status, again.body.code]).toEqual([409, "veto_lapsed"]);
+      expect(again.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    }
+    // nothing changed: the decision, its principle and swarm task, the veto record, the trail
+    const after = await session(sid);
+    expect(after.phase).toBe("approved");
+    expect(after.veto).toEqual(restored.veto);
+    const db = getDb(env.DB);
+    expect((await db.select().from(governancePrinciples).where(eq(governancePrinciples.sourceSessionId, sid)))[0]).toMatchObject({
+      status: "active",
+    });
+    expect((await db.select().from(swarmTasks).where(eq(swarmTasks.sourceSessionId, sid)))[0]).toMatchObject({ status: "open" });
+    expect((await call(`/v1/events?subject=${sid}&limit=500`)).body.events).toHaveLength(eventsBefore);
+  });
+
+  it("refuses the bootstrap ADMIN_TOKEN as the one who vetoes and as the second admin who ratifies (403, bootstrap_token_not_a_decider)", async () => {
+    const { byId } = await setup();
+    const { sid } = await decide(byId, { ...PROPOSAL, title: "Name every ratifier in the record" });
+    // `call` sends the bootstrap ADMIN_TOKEN when no token is given
+    const bootVeto = await call(`/v1/council/sessions/${sid}/veto`, { body: { reason: "Setup secret" } });
+    expect([bootVeto.status, bootVeto.body.code, bootVeto.body.reason]).toEqual([403, "forbidden", "bootstrap_token_not_a_decider"]);
+    expect((await session(sid)).phase).toBe("approved");
+
+    const adminA = await createOperator("admin", "admin-boot-a");
+    expect((await call(`/v1/council/sessions/${sid}/veto`, { token: adminA, body: { reason: "Review" } })).status).toBe(200);
+    const bootRatify = await call(`/v1/council/sessions/${sid}/veto/ratify`, { method: "POST" });
+    expect([bootRatify.status, bootRatify.body.code, bootRatify.body.reason]).toEqual([403, "forbidden", "bootstrap_token_not_a_decider"]);
+    expect((await session(sid)).veto).toMatchObject({ status: "pending_ratification" });
+    expect((await call(`/v1/events?type=council.veto_ratified&subject=${sid}`)).body.events).toEqual([]);
+    // so a bootstrap "ratification" cannot keep the veto from lapsing
+    await advance(72 * 3_600_000 + 1_000);
+    await tick();
+    expect((await session(sid)).veto).toMatchObject({ status: "lapsed" });
+  });
+
+  it("refuses to veto a session whose project is already active (409 project_active) and leaves project and decision running", async () => {
+    const { byId } = await setup();
+    const { sid, s } = await decide(byId, {
+      ...PROPOSAL,
+      title: "Build an active glossary project",
+      kind: "project",
+      project: { name: "active-glossary", summary: "An open glossary that goes live." },
+    });
+    expect(s.phase).toBe("approved");
+    const manager = await createOperator("manager", "veto-active-mgr");
+    const landed = await decompose(s.project_id, DECOMPOSITION, manager);
+    expect(landed.status, JSON.stringify(landed.body)).toBe(200);
+    expect(landed.body.status).toBe("active");
+    const db = getDb(env.DB);
+    const admin = await createOperator("admin", "admin-active");
+    const eventsBefore = (await call(`/v1/events?subject=${sid}&limit=500`)).body.events.length;
+    const refused = await call(`/v1/council/sessions/${sid}/veto`, { token: admin, body: { reason: "Stop it" } });
+    expect([refused.status, refused.body.code]).toEqual([409, "project_active"]);
+    expect(refused.body.project_id).toBe(s.project_id);
+    expect((await db.select().from(projects).where(eq(projects.id, s.project_id)))[0]!.status).toBe("active");
+    const after = await session(sid);
+    expect(after.phase).toBe("approved");
+    expect(after.veto).toBeUndefined();
+    expect((await call(`/v1/events?subject=${sid}&limit=500`)).body.events).toHaveLength(eventsBefore);
+
+    // The save refuses it too (a decomposition that lands after the route looked): the session's
+    // object, asked directly, changes nothing.
+    const direct = await getCouncilSession(env, sid)
+      .veto({ session_id: sid, by: "op_direct", reason: "race", now: Date.now() + 365 * 86_400_000 })
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
+    expect(String(direct)).toMatch(/NOT NULL constraint failed: projects\.updated_at/);
+    expect((await session(sid)).phase).toBe("approved");
+    expect((await db.select().from(projects).where(eq(projects.id, s.project_id)))[0]!.status).toBe("active");
   });
 
   it("turns an approval with confidence below 0.7 into no principle, and a revise into revise", async () => {

@@ -75,6 +75,25 @@ describe("employee memory", () => {
   });
 });
 
+describe("search input", () => {
+  it("refuses a query with a NUL or another control character (422 naming q) in memory and wiki searches, long or short", async () => {
+    await putEmployee("kai");
+    await call("/v1/employees/kai/memory", { body: { text: "The deploy checklist lives in ops/deploy.md" } });
+    await call("/v1/employees/kai/wiki/deploy", { method: "PUT", body: { title: "Deploy", body: "The deploy checklist." } });
+    for (const kind of ["memory", "wiki"]) {
+      // long terms reach FTS5 MATCH, short ones a LIKE: neither may see a control character
+      for (const q of ["abc%00def", "%00", "a%00", "check%00list", "deploy%01", "deploy%0Achecklist", "x%1Fy%7F"]) {
+        const res = await call(`/v1/employees/kai/${kind}?q=${q}`);
+        expect([res.status, res.body.code], `${kind} ${q}`).toEqual([422, "validation_failed"]);
+        expect(res.body.errors, `${kind} ${q}`).toEqual([expect.objectContaining({ path: "q" })]);
+      }
+    }
+    // ordinary queries keep working, FTS syntax included
+    expect((await call("/v1/employees/kai/memory?q=checklist")).body.entries).toHaveLength(1);
+    expect((await call(`/v1/employees/kai/wiki?q=${encodeURIComponent('deploy "OR" NEAR(')}`)).status).toBe(200);
+  });
+});
+
 describe("employee writes", () => {
   it("lets the employee write its memory and wiki through the runner that runs it, recorded as that runner", async () => {
     await putEmployee("yui");

@@ -178,7 +178,11 @@ describe("calculateError (§3.5)", () => {
 
   it("keeps the sign of Δsatisfaction and weighs its absolute value", () => {
     // Expected 0.2, inferred 0.7: Δ −0.5 → 0.2.
-    const e = calculateError({ ...COLD, expected_satisfaction: 0.2, expected_follow_up_rate: 1 }, metrics({ user_corrections: 0, user_follow_ups: 0 }), DEFAULT_THRESHOLDS);
+    const e = calculateError(
+      { ...COLD, expected_satisfaction: 0.2, expected_follow_up_rate: 1 },
+      metrics({ user_corrections: 0, user_follow_ups: 0 }),
+      DEFAULT_THRESHOLDS,
+    );
     expect(e.delta_satisfaction).toBe(-0.5);
     expect(e.composite_error).toBe(0.2);
   });

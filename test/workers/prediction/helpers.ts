@@ -1,4 +1,13 @@
-import { calculateError, DEFAULT_THRESHOLDS, extract, predict, type ConversationMetrics, type ErrorCategory, type PredictionError, type Turn } from "../../../src/prediction";
+import {
+  calculateError,
+  DEFAULT_THRESHOLDS,
+  extract,
+  predict,
+  type ConversationMetrics,
+  type ErrorCategory,
+  type PredictionError,
+  type Turn,
+} from "../../../src/prediction";
 
 export const NOW = new Date("2026-03-01T12:00:00.000Z");
 
@@ -32,7 +41,12 @@ export const EN = conversation([
 ]);
 
 /** A Japanese conversation: kana, no pattern of the seed's list, one follow-up, two replies. */
-export const JA = conversation(["サーバーのデプロイ手順を教えてください", "まずビルドを実行します。", "違います、もう一度お願いします", "失礼しました。デプロイ手順は以下の通りです。"]);
+export const JA = conversation([
+  "サーバーのデプロイ手順を教えてください",
+  "まずビルドを実行します。",
+  "違います、もう一度お願いします",
+  "失礼しました。デプロイ手順は以下の通りです。",
+]);
 
 /** A real error of the given category and composite (the rest from a cold-start English conversation). */
 export function errorOf(category: ErrorCategory, composite = 0.5): PredictionError {

@@ -31,7 +31,11 @@ describe("observe", () => {
     const last = (s: MetaCognitionState) => s.window.at(-1);
     expect(last(observe(s0, errorOf("moderate", 0.3)))).toEqual({ significant_or_worse: false, critical: false, improved: null });
     expect(last(observe(s0, errorOf("moderate", 0.3), errorOf("significant", 0.6)))?.improved).toBe(true);
-    expect(last(observe(s0, errorOf("critical", 0.9), errorOf("critical", 0.85)))).toEqual({ significant_or_worse: true, critical: true, improved: false });
+    expect(last(observe(s0, errorOf("critical", 0.9), errorOf("critical", 0.85)))).toEqual({
+      significant_or_worse: true,
+      critical: true,
+      improved: false,
+    });
     expect(last(observe(s0, errorOf("significant", 0.6), errorOf("significant", 0.6)))?.improved).toBe(false);
     // The previous prediction triggered nothing: no outcome to learn.
     expect(last(observe(s0, errorOf("negligible", 0.1), errorOf("moderate", 0.4)))?.improved).toBeNull();
@@ -120,6 +124,11 @@ describe("calibrate (§3.9)", () => {
       negligible_upper: 0.35,
       moderate_upper: 0.4,
       significant_upper: 0.45,
+    });
+    expect(normalizeThresholds({ negligible_upper: 0.5, moderate_upper: 0.6, significant_upper: 0.9 })).toEqual({
+      negligible_upper: 0.4,
+      moderate_upper: 0.6,
+      significant_upper: 0.9,
     });
     expect(normalizeThresholds({ negligible_upper: 0.05, moderate_upper: 2, significant_upper: Number.NaN })).toEqual({
       negligible_upper: 0.1,

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { detectLanguage, extract, extractTopics, feedbackSignal, isCorrection, jaccardDistance, tokenize } from "../../../src/prediction";
+import {
+  charLength,
+  detectLanguage,
+  extract,
+  extractTopics,
+  feedbackSignal,
+  isCorrection,
+  jaccardDistance,
+  tokenize,
+} from "../../../src/prediction";
 import { conversation, EN, JA, ZH } from "./helpers";
 
 describe("extract", () => {
@@ -71,6 +80,8 @@ describe("follow-ups over the 3-message window", () => {
     expect(extract(conversation(["first question", "answer", `${long}？`])).user_follow_ups).toBe(1);
     expect(extract(conversation(["first question", "answer", "x".repeat(49)])).user_follow_ups).toBe(1);
     expect(extract(conversation(["first question", "answer", "x".repeat(50)])).user_follow_ups).toBe(0);
+    // Length after trimming: 45 characters padded with whitespace to 55 are still short.
+    expect(extract(conversation(["first question", "answer", `${"x".repeat(45)}\n\n     \n   `])).user_follow_ups).toBe(1);
     // 49 Han characters are 49 characters (147 UTF-8 bytes): still short.
     expect(extract(conversation(["first question", "answer", "部".repeat(49)])).user_follow_ups).toBe(1);
   });
@@ -79,10 +90,28 @@ describe("follow-ups over the 3-message window", () => {
     // The first user message, and a user message after a user message, are never follow-ups.
     const t = conversation(["short?", "reply"]);
     expect(extract(t).user_follow_ups).toBe(0);
-    const twoUsers = [...t, { role: "user" as const, content: "ok?", at: t[1]!.at }, { role: "user" as const, content: "hello?", at: t[1]!.at }];
+    const twoUsers = [
+      ...t,
+      { role: "user" as const, content: "ok?", at: t[1]!.at },
+      { role: "user" as const, content: "hello?", at: t[1]!.at },
+    ];
     expect(extract(twoUsers).user_follow_ups).toBe(1);
     // assistant → user → (nothing before): an assistant opening is not a window.
     expect(extract(conversation(["Welcome!", "hi?", "hello", "ok?"], "assistant")).user_follow_ups).toBe(1);
+  });
+
+  it("counts as chances to follow up only assistant messages that answer a user message", () => {
+    const t = conversation(["question", "answer"]);
+    const twoReplies = [
+      ...t,
+      { role: "assistant" as const, content: "and more", at: t[1]!.at },
+      { role: "user" as const, content: "ok?", at: t[1]!.at },
+    ];
+    expect(extract(twoReplies)).toMatchObject({ follow_up_opportunities: 1, user_follow_ups: 0, follow_up_rate: 0 });
+    expect(extract(conversation(["Welcome!", "hi?", "hello"], "assistant"))).toMatchObject({
+      follow_up_opportunities: 1,
+      follow_up_rate: 0,
+    });
   });
 });
 
@@ -104,7 +133,8 @@ describe("correction patterns", () => {
       "try again",
     ])
       expect(isCorrection(text), text).toBe(true);
-    for (const text of ["No problem", "no,thanks", "thats wrong", "错了", "不对", "違います", "great, thanks"]) expect(isCorrection(text), text).toBe(false);
+    for (const text of ["No problem", "no,thanks", "thats wrong", "错了", "不对", "違います", "great, thanks"])
+      expect(isCorrection(text), text).toBe(false);
   });
 });
 
@@ -115,8 +145,18 @@ describe("feedback signal", () => {
     expect(feedbackSignal([{ polarity: "positive", strength: 0.1 }])).toBe(0.2);
     expect(feedbackSignal([{ polarity: "negative", strength: 0.9 }])).toBe(-0.4);
     expect(feedbackSignal([{ polarity: "positive", strength: 0.3 }])).toBe(0.3);
-    expect(feedbackSignal([{ polarity: "positive", strength: 0.3 }, { polarity: "positive", strength: 0.3 }])).toBe(0.4);
-    expect(feedbackSignal([{ polarity: "positive", strength: 0.3 }, { polarity: "negative", strength: 0.25 }])).toBe(0.05);
+    expect(
+      feedbackSignal([
+        { polarity: "positive", strength: 0.3 },
+        { polarity: "positive", strength: 0.3 },
+      ]),
+    ).toBe(0.4);
+    expect(
+      feedbackSignal([
+        { polarity: "positive", strength: 0.3 },
+        { polarity: "negative", strength: 0.25 },
+      ]),
+    ).toBe(0.05);
     expect(feedbackSignal([{ polarity: "positive", strength: Number.NaN }])).toBeNull();
     expect(extract(EN, [{ polarity: "negative", strength: 0.35 }]).feedback_signal).toBe(-0.35);
   });
@@ -124,10 +164,21 @@ describe("feedback signal", () => {
 
 describe("text", () => {
   it("tokenizes ASCII words longer than 2 characters and Han/katakana bigrams", () => {
-    expect(tokenize("Deploy the API to k8s, go! v2 DB-migration")).toEqual({ ascii: ["deploy", "the", "api", "k8s", "migration"], cjk: [] });
+    expect(tokenize("Deploy the API to k8s, go! v2 DB-migration")).toEqual({
+      ascii: ["deploy", "the", "api", "k8s", "migration"],
+      cjk: [],
+    });
     expect(tokenize("部署到生產環境。好")).toEqual({ ascii: [], cjk: ["部署", "署到", "到生", "生產", "產環", "環境"] });
     expect(tokenize("デプロイの手順")).toEqual({ ascii: [], cjk: ["デプ", "プロ", "ロイ", "手順"] });
     expect(tokenize("123 4567")).toEqual({ ascii: [], cjk: [] });
+    // A Han character outside the BMP (U+20000, a surrogate pair) is one character of a bigram.
+    expect(tokenize("\u{20000}部署")).toEqual({ ascii: [], cjk: ["\u{20000}部", "部署"] });
+  });
+
+  it("counts characters as code points", () => {
+    expect(charLength("部署")).toBe(2);
+    expect(charLength("ok 👍\u{20000}")).toBe(5);
+    expect(charLength("")).toBe(0);
   });
 
   it("detects zh, ja (any kana), en and unknown from the letters", () => {
@@ -137,6 +188,9 @@ describe("text", () => {
     expect(detectLanguage("deploy the service")).toBe("en");
     // 3 Han of 16 letters (19%) is not more than 30%.
     expect(detectLanguage("deploy service 部署環")).toBe("en");
+    // 2 of 8 (25%) and exactly 3 of 10 (30%) are not either.
+    expect(detectLanguage("deploy 部署")).toBe("en");
+    expect(detectLanguage("deploy a 部署環")).toBe("en");
     // 3 Han of 9 letters (33%) is.
     expect(detectLanguage("deploy 部署環")).toBe("zh");
     expect(detectLanguage("1234 !!! ")).toBe("unknown");
@@ -150,5 +204,7 @@ describe("text", () => {
 
   it("ranks topics by frequency, ties by first appearance, at most 5", () => {
     expect(extractTopics(["alpha beta gamma", "delta epsilon zeta beta", "gamma"])).toEqual(["beta", "gamma", "alpha", "delta", "epsilon"]);
+    // Function bigrams (我們, 可以) and stopwords (the, with) are never topics.
+    expect(extractTopics(["我們可以部署嗎", "the deploy with the helm"])).toEqual(["們可", "以部", "部署", "署嗎", "deploy"]);
   });
 });

@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { EMPTY_STATS, extract, MAX_MODEL_TOPICS, meanOf, predict, pushStat, updateModel, variance, type RunningStats } from "../../../src/prediction";
+import {
+  EMPTY_STATS,
+  emptyUserModel,
+  extract,
+  MAX_MODEL_TOPICS,
+  meanOf,
+  predict,
+  pushStat,
+  updateModel,
+  variance,
+  type RunningStats,
+} from "../../../src/prediction";
 import { EN, JA, metrics, NOW, prng, ZH } from "./helpers";
 
 const pushAll = (xs: readonly number[]) => xs.reduce<RunningStats>((s, x) => pushStat(s, x), EMPTY_STATS);
@@ -92,7 +103,12 @@ describe("updateModel", () => {
   });
 
   it("keeps a topic named like an Object.prototype member as a plain count", () => {
-    const m = updateModel(updateModel(null, metrics({ extracted_topics: ["constructor", "tostring"] }), 0.7, NOW), metrics({ extracted_topics: ["constructor"] }), 0.7, NOW);
+    const m = updateModel(
+      updateModel(null, metrics({ extracted_topics: ["constructor", "tostring"] }), 0.7, NOW),
+      metrics({ extracted_topics: ["constructor"] }),
+      0.7,
+      NOW,
+    );
     expect(m.topic_distribution).toEqual({ constructor: 2, tostring: 1 });
     expect(predict(m, "", NOW).expected_topic).toBe("constructor");
   });
@@ -100,11 +116,24 @@ describe("updateModel", () => {
   it("keeps at most 64 topics, the heaviest", () => {
     let m = updateModel(null, metrics({ extracted_topics: ["keeper"] }), 0.7, NOW);
     m = updateModel(m, metrics({ extracted_topics: ["keeper"] }), 0.7, NOW);
-    for (let i = 0; i < 30; i++) m = updateModel(m, metrics({ extracted_topics: [0, 1, 2, 3, 4].map((j) => `topic${i * 5 + j}`) }), 0.7, NOW);
+    for (let i = 0; i < 30; i++)
+      m = updateModel(m, metrics({ extracted_topics: [0, 1, 2, 3, 4].map((j) => `topic${i * 5 + j}`) }), 0.7, NOW);
+    m = updateModel(m, metrics({ extracted_topics: ["zulu"] }), 0.7, NOW);
     expect(Object.keys(m.topic_distribution)).toHaveLength(MAX_MODEL_TOPICS);
     expect(m.topic_distribution.keeper).toBe(2);
-    // The last conversation's topics survive the cut among equal weights.
-    expect(m.topic_distribution.topic149).toBe(1);
+    // The last conversation's topic survives the cut among equal weights, though it sorts last.
+    expect(m.topic_distribution.zulu).toBe(1);
     expect(predict(m, "", NOW).expected_topic).toBe("keeper");
+  });
+
+  it("drops, among equal weights of earlier conversations, the topic last in code-unit order", () => {
+    const names = Array.from({ length: 64 }, (_, i) => `topic${String(i).padStart(2, "0")}`);
+    const full = { ...emptyUserModel(NOW), total_conversations: 64, topic_distribution: Object.fromEntries(names.map((t) => [t, 1])) };
+    const m = updateModel(full, metrics({ extracted_topics: ["newcomer"] }), 0.7, NOW);
+    expect(Object.keys(m.topic_distribution)).toHaveLength(64);
+    expect(m.topic_distribution.newcomer).toBe(1);
+    expect(Object.hasOwn(m.topic_distribution, "topic63")).toBe(false);
+    expect(m.topic_distribution.topic00).toBe(1);
+    expect(m.topic_distribution.topic62).toBe(1);
   });
 });

@@ -5,8 +5,10 @@ import { requireAuth } from "../../../lib/auth";
 import { validate } from "../../../lib/validation";
 import { isCouncilMember, nodePatch, nodeView, patchNode } from "../../../nodes/registry";
 import type { AppEnv } from "../../app-env";
+import { nodeIdSchema } from "../../../nodes/registry";
 
-const nodeParam = z.object({ node_id: z.string().regex(/^node_[0-9a-f]{16}$/) });
+// Nodes registered through /a2a choose their own id (12 to 32 hex): every node route takes both.
+const nodeParam = z.object({ node_id: nodeIdSchema });
 
 /** `PATCH /v1/admin/nodes/:node_id`: reputation, model tier, webhook verification. */
 export const adminNodesRoutes = new Hono<AppEnv>().patch(
