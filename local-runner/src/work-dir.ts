@@ -22,9 +22,14 @@ export const workRootFor = (home: string): string => join(home, "work");
  * climb out of `<home>` (slashes, `..`) is replaced: the runner writes nothing outside its home.
  */
 export function workDirFor(home: string, jobId: string): string {
+  return join(workRootFor(home), jobDirName(jobId));
+}
+
+/** A job id as one safe path segment (also names the job's eval dir, eval/workspace.ts). */
+export function jobDirName(jobId: string): string {
   let safe = jobId.replace(/[^A-Za-z0-9._-]/g, "_");
   if (/^\.+$/.test(safe)) safe = safe.replace(/\./g, "_");
-  return join(workRootFor(home), safe);
+  return safe;
 }
 
 /** Creates (or re-opens, for a later attempt) the job's dir; both levels end up 0700 whatever the umask. */

@@ -2,9 +2,11 @@
  * The work-dir lifecycle while the runner runs: a job's dir is removed after a success and marked
  * after anything else; marked (and orphaned) dirs are swept once older than the Worker's
  * keep_failed_work_hours, first after the first lease response (which carries the setting), then
- * every sweep interval.
+ * every sweep interval. The same sweep removes any `<home>/eval/<job>/` dir of a job not running
+ * (an eval_case job removes its own; one left over belongs to a runner that was killed).
  */
 import { basename } from "node:path";
+import { sweepEvalDirs } from "./eval/workspace.ts";
 import type { Logger } from "./logger.ts";
 import { EMPLOYEE_IDENTITY_FILE } from "./members/employee-mcp.ts";
 import type { RunnerSettings } from "./protocol.ts";
@@ -49,6 +51,12 @@ export function createWorkJanitor(options: {
         logger.debug("work.sweep_done", { removed: report.removed.length, kept: report.kept, keep_failed_work_hours: keepHours });
       } catch (err) {
         logger.warn("work.sweep_failed", { error: err });
+      }
+      try {
+        // An eval dir outlives its job only when the runner was killed outright: no keep period.
+        await sweepEvalDirs(home, { isRunning: (name) => busy.has(name), logger });
+      } catch (err) {
+        logger.warn("eval.sweep_failed", { error: err });
       }
     })().finally(() => (sweeping = undefined));
     return sweeping;

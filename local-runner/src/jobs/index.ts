@@ -1,6 +1,7 @@
 /** Dispatch by job kind. Unknown kinds are failed, not ignored, so they do not sit leased until expiry. */
 import type { LeasedJob } from "../protocol.ts";
 import { runEmployeeTurnJob } from "./employee-turn.ts";
+import { runEvalCaseJob } from "./eval-case.ts";
 import { runTeamStageJob } from "./team-stage.ts";
 import { runUtilityJob } from "./utility.ts";
 import type { JobContext, JobOutcome } from "./utility.ts";
@@ -15,6 +16,8 @@ export async function runJob(job: LeasedJob, ctx: JobContext): Promise<JobOutcom
       return runTeamStageJob(job, ctx);
     case "employee_turn":
       return runEmployeeTurnJob(job, ctx);
+    case "eval_case":
+      return runEvalCaseJob(job, ctx);
     default:
       return {
         kind: "failed",

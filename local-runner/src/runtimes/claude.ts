@@ -19,6 +19,9 @@ export function buildArgv(input: Omit<CliInput, "cwd" | "prompt"> & Partial<Pick
     // The member's own config, and nothing else: without --strict-mcp-config claude would also load
     // <cwd>/.mcp.json, i.e. the employee's server with the employee's identity (seed 002).
     args.push("--mcp-config", input.mcp.configPath, "--strict-mcp-config");
+  } else if (input.noMcpServers) {
+    // Strict with no config at all: no server loads (checked against the real 2.1.332: `mcp_servers: []`).
+    args.push("--strict-mcp-config");
   }
   if (input.allowedTools) {
     const native = input.allowedTools.filter((t) => !t.startsWith("mcp__"));

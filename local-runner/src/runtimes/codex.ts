@@ -149,7 +149,15 @@ export function createParser(): StreamParser {
       const ids = threadId ? { sessionId: threadId } : {};
       if (!final) return { kind: "no_result", ...ids, ...(lastMessage ? { partialText: lastMessage } : {}) };
       if (final.type === "turn.completed") {
-        return { kind: "success", text: lastMessage ?? "", ...ids, ...(usage ? { usage } : {}) };
+        // turn.completed carries no text: the answer is always the stream's last agent_message,
+        // which is what `messageRecovered` says (utility: `message_recovered_from_stream`).
+        return {
+          kind: "success",
+          text: lastMessage ?? "",
+          ...ids,
+          ...(usage ? { usage } : {}),
+          ...(lastMessage !== undefined ? { messageRecovered: true } : {}),
+        };
       }
       const message = (isObject(final.error) ? str(final.error.message) : undefined) ?? errors.at(-1) ?? "turn failed";
       const all = [...errors, message].join(" | ");

@@ -54,6 +54,11 @@ export interface CliInput {
   maxTurns?: number;
   /** Codex's per-server approval for the crewplane server only (`approve` today; the seed used `auto`). */
   codexMcpApprovalMode?: string;
+  /**
+   * No MCP server from anywhere (an eval case): claude gets `--strict-mcp-config` without a config, so
+   * neither a `.mcp.json` in its cwd nor the user's servers load. Ignored when `mcp` is set.
+   */
+  noMcpServers?: boolean;
 }
 
 /** A file to write before spawning (a prompt file for CLIs that do not read stdin). */

@@ -281,6 +281,25 @@ describe("utility jobs on the other CLI runtimes (fakes)", () => {
     });
   });
 
+  it("flags a codex verdict as recovered from the stream: turn.completed carries no text, the last agent_message is the answer", async () => {
+    const { dir: home, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const verdict = JSON.stringify({ verdict: "FAIL", reasons: ["criterion 2 is not shown by the transcript"] });
+    const outcome = await runUtilityJob(
+      {
+        job_id: "job-verdict",
+        payload: { runtime: "codex", prompt: "## Transcript\n…\n## Criteria\n1. …", timeout_ms: 20_000, output_schema: "verdict" },
+      },
+      {
+        runtimes: runtimeTable({ codex: fakeClis.codex }),
+        home,
+        signal: new AbortController().signal,
+        env: { ...process.env, FAKE_OUTPUT_JSON: verdict },
+      },
+    );
+    expect(outcome).toMatchObject({ kind: "completed", result: { runtime: "codex", text: verdict, message_recovered_from_stream: true } });
+  });
+
   it("says so when the answer came from the stream's last message instead of the final event", async () => {
     const { dir: home, cleanup } = tempDir();
     cleanups.push(cleanup);

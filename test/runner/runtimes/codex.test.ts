@@ -13,6 +13,8 @@ describe("codex parseStream on recorded output", () => {
       text: "FAKE_OK",
       sessionId: "01a2295d-f9c6-7d23-a20c-b7f5430b6688",
       usage: { input_tokens: 80, cache_read_input_tokens: 20, output_tokens: 10 },
+      // turn.completed has no text of its own: the answer is always the last agent_message.
+      messageRecovered: true,
     });
   });
 
