@@ -37,6 +37,9 @@ export default defineConfig(async () => {
             SLACK_WEBHOOK_URL: "https://hooks.slack.test/services/T000/B000/test-secret-path",
             SLACK_SIGNING_SECRET: "test-slack-signing-secret",
             APPROVAL_WEBHOOK_SECRET: "test-approval-webhook-secret",
+            // The audit checkpoint key for the tests (an Ed25519 private JWK; never a real one).
+            AUDIT_SIGNING_KEY:
+              '{"crv":"Ed25519","d":"Ttp-5I1ycC88FPU8UaLLKXxvpgohS0oJlDPjzlPEhE4","x":"aqc1o5cqNyln50UDBmIOCU7HcHDHLVvOjNDCyyl7NE8","kty":"OKP"}',
           },
           // No test reaches the network: any outbound fetch of the Worker (a webhook push fired by
           // the real queue consumer) is answered here with 204, so nothing retries in the background

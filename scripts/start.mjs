@@ -5,7 +5,7 @@
 // The Worker is the stack: if it dies everything stops. The runner is restarted with backoff when it
 // dies, unless it exits with a fatal code (bad configuration, token rejected) or we are stopping.
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
@@ -37,6 +37,20 @@ function ensureAdminToken() {
   const token = `cpadmin_${randomBytes(24).toString("hex")}`;
   appendFileSync(file, `${existing && !existing.endsWith("\n") ? "\n" : ""}ADMIN_TOKEN="${token}"\n`, { mode: 0o600 });
   return { token, generated: true };
+}
+
+/**
+ * The audit checkpoint key (an Ed25519 private JWK, issue 24) lives in .dev.vars too; generated once,
+ * single-quoted (the JWK has double quotes). Production: `npx crewplane-audit keygen | wrangler secret put AUDIT_SIGNING_KEY`.
+ */
+function ensureAuditKey() {
+  const file = join(root, ".dev.vars");
+  const existing = existsSync(file) ? readFileSync(file, "utf8") : "";
+  if (/^AUDIT_SIGNING_KEY\s*=/m.test(existing)) return false;
+  const { d, x } = generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" });
+  const jwk = JSON.stringify({ kty: "OKP", crv: "Ed25519", d, x });
+  appendFileSync(file, `${existing && !existing.endsWith("\n") ? "\n" : ""}AUDIT_SIGNING_KEY='${jwk}'\n`, { mode: 0o600 });
+  return true;
 }
 
 function run(cmd, args) {
@@ -207,6 +221,7 @@ process.on("SIGTERM", () => shutdown(0));
 
 try {
   const admin = ensureAdminToken();
+  if (ensureAuditKey()) log("generated AUDIT_SIGNING_KEY (audit checkpoints) into .dev.vars");
   log("applying D1 migrations (local)");
   run(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir]);
   log(`starting wrangler dev on ${url}`);

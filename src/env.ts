@@ -1,4 +1,5 @@
 import type { AgentLock } from "./durable-objects/agent-lock";
+import type { AuditSealer } from "./durable-objects/audit-sealer";
 import type { CouncilSession } from "./durable-objects/council-session";
 import type { EvolutionSemaphore } from "./durable-objects/evolution-semaphore";
 import type { RateWindow } from "./durable-objects/rate-window";
@@ -25,6 +26,11 @@ declare global {
       AGENT_LOCK: DurableObjectNamespace<AgentLock>;
       EVOLUTION_SEMAPHORE: DurableObjectNamespace<EvolutionSemaphore>;
       APPROVAL_DELIVERIES: Queue<ApprovalDeliveryMessage>;
+      AUDIT_SEALER: DurableObjectNamespace<AuditSealer>;
+      // The audit checkpoint key: an Ed25519 private JWK (secret; see src/audit/keys.ts). Absent: the
+      // chain is sealed but no checkpoint is signed. AUDIT_SEALING "off" stops sealing (benchmarks).
+      AUDIT_SIGNING_KEY?: string;
+      AUDIT_SEALING?: "on" | "off";
       // Approval channel secrets (never in config responses or events).
       SLACK_WEBHOOK_URL?: string;
       SLACK_SIGNING_SECRET?: string;
@@ -40,7 +46,15 @@ declare global {
     // Types `exports` from "cloudflare:workers" (ctx.exports and the tests' exports.default).
     interface GlobalProps {
       mainModule: typeof import("./workers/index");
-      durableNamespaces: "RunnerInbox" | "TaskBudget" | "TeamAdmission" | "CouncilSession" | "RateWindow" | "AgentLock" | "EvolutionSemaphore";
+      durableNamespaces:
+        | "RunnerInbox"
+        | "TaskBudget"
+        | "TeamAdmission"
+        | "CouncilSession"
+        | "RateWindow"
+        | "AgentLock"
+        | "EvolutionSemaphore"
+        | "AuditSealer";
     }
   }
 }

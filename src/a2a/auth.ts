@@ -2,7 +2,7 @@ import type { Db } from "../db/client";
 import type { Env } from "../env";
 import { authenticate, type Principal } from "../lib/auth";
 import { AppError } from "../lib/errors";
-import { findNode, type NodeRow } from "../nodes/registry";
+import { assertNotSuspended, findNode, type NodeRow } from "../nodes/registry";
 import { checkNodeSecret, NODE_SECRET_PATTERN } from "../nodes/secrets";
 
 export type NodePrincipal = Extract<Principal, { kind: "node" }>;
@@ -68,11 +68,7 @@ export function authProblem(reason: Exclude<A2aAuth, { ok: true }>["reason"]): A
   }
 }
 
-/** A suspended node's facade writes are refused until an admin lifts the suspension. */
+/** A suspended node's facade writes are refused until an admin lifts the suspension (the `/v1` rule). */
 export function refuseSuspended(node: NodeRow): void {
-  if (node.suspendedAt) {
-    throw new AppError("forbidden", "This node is suspended by an admin", {
-      extra: { reason: "node_suspended", suspended_at: node.suspendedAt },
-    });
-  }
+  assertNotSuspended(node);
 }

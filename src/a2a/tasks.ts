@@ -16,12 +16,15 @@ export function a2aTask(view: TaskView) {
 
 /**
  * Open tasks a node may claim now (`available_work` on the heartbeat, `/a2a/fetch {tasks_only}`): the
- * `/v1` list of open tasks, newest first, less those `claimTask` would refuse on sight: every task
- * when the node is below the claim floor, and a project task whose project is not active. Without a
- * node (an anonymous fetch), the open tasks of active projects and the council's.
+ * `/v1` list of open tasks, newest first, less those `claimTask` would refuse on sight: below the
+ * claim floor only project tasks (the newcomer's way in, from `project_claim_min_reputation`),
+ * nothing below that; a project task whose project is not active; a task offered to another node
+ * within its claim window. Without a node (an anonymous fetch), the open tasks of active projects
+ * and the council's.
  */
 export async function claimableTasks(db: Db, node: NodeRow | null, now: Date, config: ProjectsConfig, limit = 20) {
-  if (node && node.reputation < config.claim_min_reputation) return [];
+  if (node && node.reputation < Math.min(config.claim_min_reputation, config.project_claim_min_reputation)) return [];
+  const newcomer = node !== null && node.reputation < config.claim_min_reputation;
   const { tasks } = await listTasks(db, { status: "open", limit }, now);
   const projectIds = [...new Set(tasks.flatMap((t) => (t.project_id ? [t.project_id] : [])))];
   const active = new Set(
@@ -35,7 +38,10 @@ export async function claimableTasks(db: Db, node: NodeRow | null, now: Date, co
             .all()
         ).map((p) => p.id),
   );
-  return tasks.filter((t) => !t.project_id || active.has(t.project_id)).map(a2aTask);
+  return tasks
+    .filter((t) => (t.project_id ? active.has(t.project_id) : !newcomer))
+    .filter((t) => !t.dispatch?.offered_to || t.dispatch.offered_to === node?.id)
+    .map(a2aTask);
 }
 
 /**

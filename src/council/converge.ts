@@ -255,6 +255,7 @@ export function decisionEffects(state: SessionState, opts: { restored: boolean }
     );
   }
   if (d.outcome === "approved") fx.push({ kind: "execute_decision" });
+  fx.push({ kind: "reputation", event: "decided" });
   return fx;
 }
 

@@ -1,7 +1,6 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { getDb } from "../db/client";
-import { isGuardFailure } from "../db/guard";
 import { projects } from "../db/schema";
 import { getCouncilSession } from "../durable-objects/council-session";
 import type { Env } from "../env";
@@ -9,9 +8,10 @@ import { readSectionCached } from "../lib/config";
 import { BOOTSTRAP_ADMIN_ID } from "../lib/auth";
 import { AppError } from "../lib/errors";
 import { label, prose } from "../lib/validation";
+import { getActiveNode } from "../nodes/registry";
 import { councilConfig } from "./config";
 import { takesDirect, writeDirectDialog, type Poster } from "./direct-dialog";
-import { PROJECT_STARTED_GUARD, STARTED_PROJECT } from "./effects";
+import { STARTED_PROJECT } from "./effects";
 import type { DialogBody } from "./machine-types";
 import { AMENDMENT_TYPES, DIALOG_TYPES, type DialogRecord } from "./session";
 import { loadSession } from "./session-store";
@@ -88,6 +88,8 @@ export async function postDialog(
     const dialog = await postDirectDialog(env, sessionId, { node_id: nodeId }, body, now, opts);
     if (dialog) return dialog;
   }
+  // The direct write takes no dialog from a suspended node; neither does the session's object.
+  await getActiveNode(getDb(env.DB), nodeId);
   const out = await getCouncilSession(env, sessionId).dialog({ session_id: sessionId, node_id: nodeId, body, now: now.getTime() });
   if (!out.ok) throw new AppError(out.code, out.detail);
   return out.dialog!;
@@ -162,13 +164,11 @@ export async function vetoSession(env: Env, sessionId: string, by: string, reaso
     const project = await db.select({ status: projects.status }).from(projects).where(eq(projects.id, projectId)).get();
     if (project && STARTED_PROJECT.includes(project.status)) throw projectActive(projectId, project.status);
   }
-  const out = await getCouncilSession(env, sessionId)
-    .veto({ session_id: sessionId, by, reason, now: now.getTime() })
-    .catch(async (err: unknown) => {
-      if (!projectId || !isGuardFailure(err, PROJECT_STARTED_GUARD)) throw err;
-      const project = await db.select({ status: projects.status }).from(projects).where(eq(projects.id, projectId)).get();
-      throw projectActive(projectId, project?.status ?? "active");
-    });
+  const out = await getCouncilSession(env, sessionId).veto({ session_id: sessionId, by, reason, now: now.getTime() });
+  if (!out.ok && out.code === "project_active" && projectId) {
+    const project = await db.select({ status: projects.status }).from(projects).where(eq(projects.id, projectId)).get();
+    throw projectActive(projectId, project?.status ?? "active");
+  }
   if (!out.ok) throw new AppError(out.code, out.detail);
   return out;
 }

@@ -15,6 +15,7 @@ import type { DialogRecord, DialogType } from "./session";
  * - the poster is the proposer or an active member in the state (`not_eligible`; community voters
  *   speak only in voting, which takes no direct dialog),
  * - the node has posted fewer than `maxDialogsPerNode` dialogs here (`rate_limited`),
+ * - the node is not suspended by an admin (the caller then answers `403 node_suspended`),
  * - `reply_to` names a dialog of this session that is not an amendment (a reply to an amendment
  *   changes its support, which the object records at once, so it goes there).
  * D1 runs statements one at a time, so the checks and the insert are atomic against the object's
@@ -141,6 +142,7 @@ function directSql(type: DialogType): readonly DirectStatement[] {
         (SELECT COALESCE(MAX(d.seq), 0) + 1 FROM council_dialogs d WHERE d.session_id = s.id) AS next_seq
       FROM poster p, council_sessions s
       WHERE p.node_id IS NOT NULL AND s.id = ?2 AND s.phase IN (${phases})
+        AND NOT EXISTS (SELECT 1 FROM nodes sn WHERE sn.id = p.node_id AND sn.suspended_at IS NOT NULL)
     ) x
     WHERE x.role IS NOT NULL
       AND (SELECT COUNT(*) FROM council_dialogs d WHERE d.session_id = x.id AND d.node_id = x.node_id) < ?7

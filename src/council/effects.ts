@@ -18,6 +18,8 @@ import { appendEvent } from "../lib/events";
 import { prepareJob, type PreparedJob } from "../jobs/submit";
 import { legalSources } from "../projects/lifecycle";
 import { notifyNodesStatements, notifySelectedStatement } from "../nodes/events";
+import { creditStatements, penaltyStatements, reputationStatements } from "../nodes/reputation";
+import { reputationConfig, type ReputationConfig } from "../nodes/reputation-config";
 import { sha256HexSync } from "./sha256";
 import type { Effect } from "./machine-types";
 import { DAY, type CouncilRules } from "./rules";
@@ -72,6 +74,8 @@ export function planEffects(
   effects: readonly Effect[],
   rules: CouncilRules,
   now: Date,
+  /** The `reputation` policy, for `reputation` effects (its defaults when not given). */
+  reputation?: ReputationConfig,
 ): EffectPlan {
   const plan: EffectPlan = { statements: [], notifyIndexes: [], jobs: [] };
   const at = now.toISOString();
@@ -148,6 +152,7 @@ export function planEffects(
             INSERT INTO council_electorate (session_id, node_id, kind, weight)
             SELECT ${state.session_id}, n.id, 'community', ${e.community.weight} FROM nodes n
             WHERE n.reputation >= ${e.community.min_reputation} AND n.model_tier >= ${e.community.min_tier}
+              AND n.suspended_at IS NULL
               AND n.id NOT IN (${sql.join(
                 e.community.exclude.map((id) => sql`${id}`),
                 sql`, `,
@@ -264,6 +269,9 @@ export function planEffects(
           appendEvent(db, { type: "council.effects_revoked", subject: state.session_id, payload: { session_id: state.session_id } }, now),
         );
         break;
+      case "reputation":
+        push(...sessionReputation(db, state, e.event, reputation ?? reputationConfig.schema.parse({}), now));
+        break;
       case "term_sample":
         if (!state.term_id) break;
         push(
@@ -280,6 +288,65 @@ export function planEffects(
     }
   }
   return plan;
+}
+
+/**
+ * What a session does to reputation (the `reputation` effect). Every reference is the session id, so
+ * a lapsed veto that re-runs a decision's effects credits nobody twice.
+ * - decided: `session_participation` for each seated member who answered (a diverge or challenge
+ *   dialog; a member replaced for silence did not), `vote_cast` for each ballot, and
+ *   `proposal_approved` for the proposer of an approval, each capped per day;
+ * - vetoed: `proposal_vetoed` charged to the proposer;
+ * - veto_lapsed: that charge given back, exactly as it was applied.
+ */
+export function sessionReputation(
+  db: Db,
+  state: SessionState,
+  event: "decided" | "vetoed" | "veto_lapsed",
+  config: ReputationConfig,
+  now: Date,
+): BatchItem<"sqlite">[] {
+  const sid = state.session_id;
+  const detail = { session_id: sid, proposal_id: state.proposal_id };
+  switch (event) {
+    case "decided": {
+      const answered = state.members.filter((m) => m.responded_at && !m.replaced_by).map((m) => ({ node_id: m.node_id, reference: sid }));
+      return [
+        ...creditStatements(db, config, "session_participation", answered, now, { detail }),
+        ...creditStatements(
+          db,
+          config,
+          "vote_cast",
+          sql`SELECT node_id, ${sid} AS reference FROM council_votes WHERE session_id = ${sid}`,
+          now,
+          {
+            detail,
+          },
+        ),
+        ...(state.decision?.outcome === "approved"
+          ? creditStatements(db, config, "proposal_approved", [{ node_id: state.proposer_id, reference: sid }], now, { detail })
+          : []),
+      ];
+    }
+    case "vetoed":
+      return penaltyStatements(db, config, "proposal_vetoed", [{ node_id: state.proposer_id, reference: sid }], now, { detail });
+    case "veto_lapsed": {
+      const charged = sql`(SELECT -c.delta FROM reputation_ledger c WHERE c.node_id = ${state.proposer_id} AND c.source = 'proposal_vetoed' AND c.reference = ${sid})`;
+      return reputationStatements(
+        db,
+        {
+          source: "veto_lapsed",
+          targets: [{ node_id: state.proposer_id, reference: sid }],
+          amount: charged,
+          cap: null,
+          earns: false,
+          when: sql`${charged} IS NOT NULL`,
+          detail,
+        },
+        now,
+      );
+    }
+  }
 }
 
 /**
@@ -338,6 +405,8 @@ function executeDecision(db: Db, state: SessionState, rules: CouncilRules, now: 
           title: state.proposal.title,
           body,
           status: "open",
+          // Offered to eligible nodes in turn (src/projects/dispatch.ts).
+          dispatch: "offering",
           sourceSessionId: state.session_id,
           createdAt: at,
           expiresAt: new Date(now.getTime() + rules.swarmTaskDays * DAY).toISOString(),

@@ -118,7 +118,13 @@ export type Effect =
   | { kind: "require_project_not_started" }
   | { kind: "execute_decision" }
   | { kind: "revoke_decision" }
-  | { kind: "term_sample" };
+  | { kind: "term_sample" }
+  /**
+   * Reputation the session moves (the `reputation` policy): on a decision, seated members who
+   * answered, ballots cast and an approved proposer are credited; a veto charges the proposer, a
+   * lapsed veto gives it back. Ledger references are the session's, so a repeat changes nothing.
+   */
+  | { kind: "reputation"; event: "decided" | "vetoed" | "veto_lapsed" };
 
 export type Refusal = {
   ok: false;

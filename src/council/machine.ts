@@ -282,7 +282,7 @@ function veto(state: SessionState, input: Extract<MachineInput, { kind: "veto" }
     phase_before: before,
   };
   enterPhase(state, "vetoed", ctx, fx, { by: input.by, reason: input.reason });
-  fx.push({ kind: "proposal_status", status: "vetoed" });
+  fx.push({ kind: "proposal_status", status: "vetoed" }, { kind: "reputation", event: "vetoed" });
   if (state.decision?.outcome === "approved") fx.push({ kind: "revoke_decision" });
   if (state.kind === "project") fx.push({ kind: "project_status", to: "proposed", from: ["council_review", "approved"] });
   const payload = {
@@ -324,7 +324,10 @@ function lapseIfDue(state: SessionState, ctx: MachineContext, fx: Effect[]): boo
   v.status = "lapsed";
   v.lapsed_at = ctx.now.toISOString();
   enterPhase(state, v.phase_before, ctx, fx, { veto_lapsed: true });
-  fx.push({ kind: "feed", type: "council.veto_lapsed", payload: { session_id: state.session_id, restored_phase: v.phase_before } });
+  fx.push(
+    { kind: "feed", type: "council.veto_lapsed", payload: { session_id: state.session_id, restored_phase: v.phase_before } },
+    { kind: "reputation", event: "veto_lapsed" },
+  );
   if (DECIDED_PHASES.includes(v.phase_before) && state.decision) {
     fx.push(...decisionEffects(state, { restored: true }));
     return true;

@@ -1,9 +1,9 @@
-import { sql } from "drizzle-orm";
+import { inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { batchable } from "../db/raw";
 import { guarded, isGuardFailure } from "../db/guard";
-import { councilSessions, projects, type ProposalKind } from "../db/schema";
+import { councilSessions, nodes, projects, type ProposalKind } from "../db/schema";
 import type { Env } from "../env";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
@@ -15,9 +15,9 @@ import { invitePayload, nextCheckAt, openDiverge } from "./machine";
 import type { Effect, MachineContext } from "./machine-types";
 import { pickIndex, type Random } from "./random";
 import { COUNCIL_RULES, MINUTE, type CouncilRules } from "./rules";
-import { autoSecondReason, pickTopAndRandom } from "./selection";
-import type { SessionMember, SessionState } from "./session";
-import { afterCommit, loadMemberPool } from "./session-store";
+import { autoSecondReason, memberIneligibility, pickTopAndRandom, type Candidate } from "./selection";
+import type { SessionMember, SessionState, SkippedMember } from "./session";
+import { afterCommit, loadMemberPool, toCandidate } from "./session-store";
 import { ensureTerm, termMembers } from "./term-store";
 
 export interface ProposalForSession {
@@ -76,19 +76,56 @@ export async function openSession(
   }
 }
 
+/**
+ * Which of a term's members take their seat in a new session (pure): every member but the proposer,
+ * less those `memberIneligibility` refuses now, each recorded with its reason token. Term order is kept.
+ */
+export function seatTermMembers(
+  termNodes: readonly Candidate[],
+  proposerId: string,
+  nowMs: number,
+  rules: CouncilRules = COUNCIL_RULES,
+): { seated: string[]; skipped: SkippedMember[] } {
+  const seated: string[] = [];
+  const skipped: SkippedMember[] = [];
+  for (const c of termNodes) {
+    if (c.node_id === proposerId) continue;
+    const why = memberIneligibility(c, nowMs, rules);
+    if (why === null) seated.push(c.node_id);
+    else skipped.push({ node_id: c.node_id, reason: why });
+  }
+  return { seated, skipped };
+}
+
+/** The term members' node rows as selection sees them, in the term's order (a member whose node is gone is left out). */
+async function loadNodes(db: Db, ids: readonly string[]): Promise<Candidate[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .select()
+    .from(nodes)
+    .where(inArray(nodes.id, [...ids]))
+    .all();
+  const byId = new Map(rows.map((n) => [n.id, toCandidate(n)]));
+  return ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+}
+
 async function buildSession(db: Db, proposal: ProposalForSession, now: Date, random: Random, config: CouncilConfig, rules: CouncilRules) {
   const at = now.toISOString();
   const nowMs = now.getTime();
   const proposer = await getNode(db, proposal.nodeId);
   const term = await ensureTerm(db, now, random, rules);
   const termIds = term ? (await termMembers(db, term.id)).map((m) => m.node_id) : [];
-  const members: SessionMember[] = termIds
-    .filter((id) => id !== proposal.nodeId)
-    .map((node_id) => ({ node_id, role: "member", source: "term", joined_at: at }));
-  if (members.length < rules.minMembers) {
+  // Term members are checked again as the session opens (seed 004: no heartbeat in 48 h → not
+  // selected): one cooling down, below the seat floors, silent for 48 h or suspended is not seated.
+  const { seated, skipped } = seatTermMembers(await loadNodes(db, termIds), proposal.nodeId, nowMs, rules);
+  const members: SessionMember[] = seated.map((node_id) => ({ node_id, role: "member", source: "term", joined_at: at }));
+  // Each skipped seat is filled from the eligible pool as selection fills seats (60/40), and the
+  // session still has at least 5 members when the pool allows.
+  const fill = Math.max(skipped.length, rules.minMembers - members.length);
+  if (fill > 0) {
     const taken = new Set([proposal.nodeId, ...termIds]);
     const pool = (await loadMemberPool(db, now, rules)).filter((c) => !taken.has(c.node_id));
-    for (const p of pickTopAndRandom(pool, rules.minMembers - members.length, nowMs, random, rules)) {
+    for (const p of pickTopAndRandom(pool, fill, nowMs, random, rules)) {
       members.push({ node_id: p.node_id, role: "member", source: "pool", joined_at: at });
     }
   }
@@ -106,6 +143,7 @@ async function buildSession(db: Db, proposal: ProposalForSession, now: Date, ran
     phase_started_at: at,
     created_at: at,
     members,
+    ...(skipped.length > 0 ? { skipped_members: skipped } : {}),
     replacement_rounds: 0,
     amendments: [],
     deadlines: {},
@@ -166,6 +204,7 @@ async function buildSession(db: Db, proposal: ProposalForSession, now: Date, ran
           term_id: state.term_id,
           phase: state.phase,
           members: members.map((m) => ({ node_id: m.node_id, role: m.role, source: m.source })),
+          skipped_members: skipped,
           seconded: state.seconded ?? null,
         },
       },

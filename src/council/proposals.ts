@@ -16,7 +16,11 @@ import type { JobEnd } from "../jobs/owner-handlers";
 import { dispatchJob, prepareJob } from "../jobs/submit";
 import { notifySelectedStatement } from "../nodes/events";
 import { enqueuePushes } from "../nodes/webhook";
-import { getNode } from "../nodes/registry";
+import { assertNotSuspended, getNode } from "../nodes/registry";
+import { penaltyStatements } from "../nodes/reputation";
+import { reputationConfig } from "../nodes/reputation-config";
+import { readSection } from "../lib/config";
+import { sha256HexSync } from "./sha256";
 import type { CouncilConfig } from "./config";
 import { openSession, type ProposalForSession } from "./open-session";
 import { prescreenPrompt, readPrescreen } from "./prescreen";
@@ -62,6 +66,7 @@ function rateCondition(nodeId: string, now: Date, rules: CouncilRules): { recent
  */
 export async function screenProposal(db: Db, nodeId: string, input: ProposalInput, now: Date, rules: CouncilRules = COUNCIL_RULES) {
   const node = await getNode(db, nodeId);
+  assertNotSuspended(node);
   if (node.reputation < rules.proposeMinReputation) {
     throw new AppError("not_eligible", `Proposing needs reputation ≥ ${rules.proposeMinReputation} (this node has ${node.reputation})`, {
       extra: { reason: "reputation_insufficient" },
@@ -80,6 +85,13 @@ export async function screenProposal(db: Db, nodeId: string, input: ProposalInpu
     throw new AppError("validation_failed", "The proposal does not meet the content-quality bar", { errors: quality });
   const scan = scanText(input.title, input.body, input.project?.name, input.project?.summary);
   if (!scan.clean) {
+    // The one refusal that leaves a trace: the attempt is the offence. `scan_failed` is charged once
+    // per text (the reference is its hash), so a retry of the same text costs nothing more.
+    const reference = sha256HexSync(JSON.stringify([input.title, input.body, input.project?.name ?? "", input.project?.summary ?? ""]));
+    const penalty = penaltyStatements(db, await readSection(db, reputationConfig), "scan_failed", [{ node_id: nodeId, reference }], now, {
+      detail: { categories: scan.categories },
+    });
+    if (penalty.length > 0) await db.batch(penalty as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
     throw new AppError("security_scan", `The proposal matched the static security scan (${scan.categories.join(", ")})`, {
       extra: { categories: scan.categories },
     });

@@ -9,12 +9,19 @@ export interface Candidate {
   last_heartbeat_at: string | null;
   last_dialog_at: string | null;
   cooldown_until: string | null;
+  /** Set while an admin has the node suspended: it is never seated (absent: not suspended). */
+  suspended_at?: string | null;
 }
 
-export type Ineligibility = "reputation" | "model_tier" | "no_recent_heartbeat" | "cooling_down" | "excluded";
+export type Ineligibility = "suspended" | "reputation" | "model_tier" | "no_recent_heartbeat" | "cooling_down" | "excluded";
 
-/** Why a node cannot deliberate now (API.md: reputation ≥ 40, tier ≥ 3, heartbeat within 48 h, not cooling down). */
+/**
+ * Why a node cannot deliberate now (API.md: reputation ≥ 40, tier ≥ 3, heartbeat within 48 h, not
+ * cooling down; and not suspended by an admin). The token is what a session records for a term
+ * member it did not seat.
+ */
 export function memberIneligibility(c: Candidate, nowMs: number, rules: CouncilRules = COUNCIL_RULES): Ineligibility | null {
+  if (c.suspended_at) return "suspended";
   if (c.reputation < rules.memberMinReputation) return "reputation";
   if (c.model_tier < rules.memberMinTier) return "model_tier";
   if (!within(c.last_heartbeat_at, nowMs, rules.heartbeatWindowHours * HOUR)) return "no_recent_heartbeat";

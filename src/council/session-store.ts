@@ -8,8 +8,12 @@ import type { Env } from "../env";
 import { dispatchJob } from "../jobs/submit";
 import type { InsertedNodeEvent } from "../nodes/events";
 import { enqueuePushes } from "../nodes/webhook";
+import { readSection } from "../lib/config";
+import { reputationConfig } from "../nodes/reputation-config";
+import { projectsConfig } from "../projects/config";
 import { startDecomposition } from "../projects/decompose";
-import { planEffects } from "./effects";
+import { advanceDispatch } from "../projects/dispatch";
+import { planEffects, swarmTaskIdFor } from "./effects";
 import { nextCheckAt } from "./machine";
 import type { Effect } from "./machine-types";
 import type { CouncilRules } from "./rules";
@@ -86,7 +90,7 @@ export function toVoteRecord(r: typeof councilVotes.$inferSelect): VoteRecord {
   };
 }
 
-/** Nodes that could deliberate now (the SQL side of `memberIneligibility`; the pure check runs again). */
+/** Nodes that could deliberate now (the SQL side of `memberIneligibility`, suspension included; the pure check runs again). */
 export async function loadMemberPool(db: Db, now: Date, rules: CouncilRules = COUNCIL_RULES): Promise<Candidate[]> {
   const since = new Date(now.getTime() - rules.heartbeatWindowHours * HOUR).toISOString();
   const rows = await db
@@ -98,6 +102,7 @@ export async function loadMemberPool(db: Db, now: Date, rules: CouncilRules = CO
         sql`${nodes.modelTier} >= ${rules.memberMinTier}`,
         sql`${nodes.lastHeartbeatAt} >= ${since}`,
         sql`(${nodes.cooldownUntil} IS NULL OR ${nodes.cooldownUntil} <= ${now.toISOString()})`,
+        sql`${nodes.suspendedAt} IS NULL`,
       ),
     )
     .all();
@@ -112,6 +117,7 @@ export function toCandidate(n: typeof nodes.$inferSelect): Candidate {
     last_heartbeat_at: n.lastHeartbeatAt,
     last_dialog_at: n.lastDialogAt,
     cooldown_until: n.cooldownUntil,
+    suspended_at: n.suspendedAt,
   };
 }
 
@@ -153,7 +159,9 @@ export async function saveTransition(
   now: Date,
   head: BatchItem<"sqlite">[] = [],
 ) {
-  const plan = planEffects(db, state, version + 1, effects, rules, now);
+  // Reputation effects (a decision, a veto, a lapse) need the policy; nothing else reads it.
+  const reputation = effects.some((e) => e.kind === "reputation") ? await readSection(db, reputationConfig) : undefined;
+  const plan = planEffects(db, state, version + 1, effects, rules, now, reputation);
   const statements: BatchItem<"sqlite">[] = [...head, sessionUpdate(db, state, version, seenSeq, now), ...plan.statements];
   const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
   await afterCommit(
@@ -166,6 +174,14 @@ export async function saveTransition(
     await startDecomposition(env, db, state.project_id, now).catch((err: unknown) =>
       console.error(`council: could not start the decomposition of ${state.project_id}; the projects tick will`, err),
     );
+  }
+  // An approved general proposal's task is offered to its first eligible node at once (seed 004's
+  // auto-dispatch); the projects tick is the backstop and moves the offers on.
+  if (state.kind === "general" && effects.some((e) => e.kind === "execute_decision")) {
+    const taskId = swarmTaskIdFor(state.session_id);
+    await readSection(db, projectsConfig)
+      .then((config) => advanceDispatch(env, db, taskId, now, config))
+      .catch((err: unknown) => console.error(`council: could not offer swarm task ${taskId}; the projects tick will`, err));
   }
 }
 

@@ -1,4 +1,5 @@
 import type { ProposalKind } from "../db/schema";
+import type { Ineligibility } from "./selection";
 import type { Outcome, Tally, VoteChoice } from "./tally";
 
 export const PHASES = [
@@ -45,6 +46,13 @@ export interface SessionMember {
   replaced_by?: string;
   replaced_at?: string;
   replaces?: string;
+}
+
+/** A term member not seated in a session because it was not eligible when the session opened. */
+export interface SkippedMember {
+  node_id: string;
+  /** `memberIneligibility`'s token: suspended, reputation, model_tier, no_recent_heartbeat, cooling_down. */
+  reason: Ineligibility;
 }
 
 export interface Amendment {
@@ -113,6 +121,8 @@ export interface SessionState {
   phase_started_at: string;
   created_at: string;
   members: SessionMember[];
+  /** Term members left out when the session opened, with why (their seats were filled from the pool). */
+  skipped_members?: SkippedMember[];
   replacement_rounds: number;
   seconded?: { by: string | null; at: string; auto: boolean; reason: "current_member" | "reputation" | "seconded" };
   first_response_at?: string;

@@ -8,14 +8,21 @@ import { councilConfig } from "./config";
 import { expirePrescreens } from "./proposals";
 import { cryptoRandom } from "./random";
 import { termTick } from "./term-store";
+import { decayReputation } from "../nodes/reputation";
+import { reputationConfig } from "../nodes/reputation-config";
 
 /**
  * The `council` tick has two parts on two schedules: hourly, the term check (seed 004
- * "council_term_check が毎時実行"); every minute, the sessions whose next deadline or debounced
+ * "council_term_check が毎時実行") with reputation decay; every minute, the sessions whose next deadline or debounced
  * progress check is due (a backstop for their own alarms) and prescreens that never answered.
  */
 export async function councilTermsTick(env: Env, now: Date) {
-  return termTick(getDb(env.DB), now, cryptoRandom);
+  const db = getDb(env.DB);
+  const terms = await termTick(db, now, cryptoRandom);
+  // Reputation decay runs with the hourly term check (once per node per UTC day, by its ledger reference).
+  const initial = (await readSection(db, councilConfig)).initial_reputation;
+  const decay = await decayReputation(db, now, await readSection(db, reputationConfig), initial);
+  return { ...terms, reputation_decayed: decay.decayed };
 }
 
 export async function councilSessionsTick(env: Env, now: Date) {

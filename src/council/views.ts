@@ -186,6 +186,8 @@ export async function sessionDetail(db: Db, sessionId: string) {
         ...(m.replaces ? { replaces: m.replaces } : {}),
       })),
     ],
+    // Term members not seated because they were not eligible when the session opened, with why.
+    skipped_members: s.skipped_members ?? [],
     devils_advocate: activeMembers(s).find((m) => m.role === "devils_advocate")?.node_id ?? null,
     seconded: s.seconded ?? null,
     replacement_rounds: s.replacement_rounds,

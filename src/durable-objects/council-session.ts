@@ -13,6 +13,7 @@ import { advance, checkNeeds, nextCheckAt } from "../council/machine";
 import { absorbDialogs, DIRECT_PHASES } from "../council/machine-dialog";
 import type { DialogBody, MachineContext, MachineInput, Refusal } from "../council/machine-types";
 import { cryptoRandom } from "../council/random";
+import { PROJECT_STARTED_GUARD } from "../council/effects";
 import { COUNCIL_RULES } from "../council/rules";
 import type { DialogRecord, SessionState } from "../council/session";
 import {
@@ -55,7 +56,11 @@ interface Folded {
 const SAVE_ATTEMPTS = 5;
 
 export type SessionOutcome =
-  { ok: true; phase: string; changed: boolean; dialog?: DialogRecord } | Refusal | { ok: false; code: "not_found"; detail: string };
+  | { ok: true; phase: string; changed: boolean; dialog?: DialogRecord }
+  | Refusal
+  | { ok: false; code: "not_found"; detail: string }
+  // A veto whose save found the session's project started (the guard aborted the batch).
+  | { ok: false; code: "project_active"; detail: string };
 
 /**
  * One deliberation's single writer. Every input (dialog, check, job end, veto) for a session runs
@@ -274,6 +279,9 @@ export class CouncilSession extends DurableObject<Env> {
         if (isGuardFailure(err, "council_sessions.version") && attempt + 1 < SAVE_ATTEMPTS) continue;
         // Our own dialog's seq taken by a direct one that got in first: same race, run again.
         if (isUniqueFailure(err, "council_dialogs") && attempt + 1 < SAVE_ATTEMPTS) continue;
+        // An answer, not an exception: thrown through RPC it would also be logged as uncaught here.
+        if (isGuardFailure(err, PROJECT_STARTED_GUARD))
+          return { ok: false as const, code: "project_active" as const, detail: "the session's project has started" };
         throw err;
       }
       this.cache = { state: out.state, version: current.version + 1 };

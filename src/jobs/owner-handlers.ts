@@ -6,6 +6,7 @@ import { councilProposalJobEnded, councilSessionJobEnded } from "../council/jobs
 import { decompositionJobEnded } from "../projects/decompose";
 import { onReplyJobEnd } from "../conversations/replies";
 import { onReflectionJobEnd } from "../evolution/reflection-handler";
+import { onEvalJobEnd } from "../eval/run";
 import type { OwnerKind } from "./owner-kinds";
 import type { JobError, JobOwner } from "./payloads";
 
@@ -48,6 +49,8 @@ export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<Owne
   ["conversation", onReplyJobEnd],
   // A reflection the prediction engine triggered: its answer becomes a memory entry.
   ["evolution_request", onReflectionJobEnd],
+  // A capability-matrix measurement's case runs: each is scored, then more go out.
+  ["eval_run", onEvalJobEnd],
 ]);
 
 export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { checkResult, JOB_LIMITS, jsonStringBytes } from "./limits";
+import { checkResult, JOB_LIMITS, jsonStringBytes, utf8Bytes } from "./limits";
 import { OWNER_KINDS } from "./owner-kinds";
 
 export const RUNTIMES = ["offline", "claude", "codex", "antigravity", "grok"] as const;
@@ -26,6 +26,18 @@ export const utilityPayload = z.object({
 export type UtilityPayload = z.infer<typeof utilityPayload>;
 
 const toolName = z.string().min(1).max(200);
+
+/** A SOUL as a run carries it (`employee_turn`, and a team member's `employee`). 50 KB is the seed's SOUL.md cap. */
+export const soulForRun = z.object({
+  version: z.number().int().min(1),
+  content: z
+    .string()
+    .min(1)
+    .refine((c) => utf8Bytes(c) <= 50 * 1024, { message: "must be at most 50 KB of UTF-8" }),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  read_only: z.boolean(),
+});
+export type SoulForRun = z.infer<typeof soulForRun>;
 
 /**
  * `employee_turn`: run the employee itself (not a team member) on its own runtime and model, in its
@@ -66,6 +78,12 @@ export const employeeTurnPayload = z.object({
   employee_token_expires_at: z.iso.datetime().optional(),
   /** Workspace-relative paths earlier rounds wrote: the runner reports their state now, too. */
   recheck_paths: z.array(z.string().min(1).max(512)).max(64).optional(),
+  /**
+   * The employee's current SOUL (issue 23 item 1): the runner renders it as SOUL.md in the job's work
+   * dir (0444 when `read_only`) and checks the file against `sha256` before the run. The fingerprint
+   * comes from here, never from the workspace (the soul guard).
+   */
+  soul: soulForRun.optional(),
   timeout_ms: z
     .number()
     .int()
@@ -107,3 +125,28 @@ export const boundedJobResult = jobResult.superRefine((value, ctx) => {
   const check = checkResult(value);
   if (!check.ok) ctx.addIssue({ code: "custom", message: check.detail });
 });
+
+/**
+ * `eval_case`: run one eval case live (issue 22) on a runtime and model, in a fresh directory the
+ * runner seeds with the case's files, and report the outcome its deterministic assertions read: the
+ * answer, the CLI's exit status, and each observed path's content (null when absent).
+ */
+export const evalCasePayload = z.object({
+  runtime: z.enum(RUNTIMES),
+  model: z.string().min(1).max(200).optional(),
+  run_id: z.string().min(1).max(64),
+  case_id: z.string().min(1).max(64),
+  domain: z.string().min(1).max(64),
+  employee_id: z.string().min(1).max(64).optional(),
+  tools: z
+    .object({ allowed_tools: z.array(toolName).max(200).optional(), denied_tools: z.array(toolName).max(200).optional() })
+    .optional(),
+  prompt: z
+    .string()
+    .min(1)
+    .refine((p) => jsonStringBytes(p) <= JOB_LIMITS.promptBytes, { message: `must be at most ${JOB_LIMITS.promptBytes} bytes` }),
+  workspace_files: z.record(z.string().min(1).max(512), z.string().max(65_536)),
+  observe_paths: z.array(z.string().min(1).max(512)).max(64),
+  timeout_ms: z.number().int().min(1_000).max(3_600_000),
+});
+export type EvalCasePayload = z.infer<typeof evalCasePayload>;

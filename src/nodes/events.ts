@@ -3,6 +3,7 @@ import type { Db } from "../db/client";
 import { batchable } from "../db/raw";
 import type { PresentedToken } from "../lib/auth";
 import { liveSubjectSql } from "../lib/credentials";
+import { assertNotSuspended, getNode } from "./registry";
 
 export interface PendingEventView {
   id: string;
@@ -90,7 +91,11 @@ export interface Beat {
  * caller has authenticated.
  */
 export async function heartbeat(db: Db, nodeId: string, ackThrough: number | undefined, now: Date, limit = 100): Promise<Beat> {
-  return (await runHeartbeat(db, nodeId, null, ackThrough, now, limit))!;
+  const beat = await runHeartbeat(db, nodeId, null, ackThrough, now, limit);
+  if (beat) return beat;
+  // Nothing was recorded: the node is suspended (or gone). Say which, as every node write does.
+  assertNotSuspended(await getNode(db, nodeId));
+  return { pending_events: [], has_more: false };
 }
 
 /**
@@ -132,7 +137,8 @@ async function runHeartbeat(
     db.$client.prepare(sql.update).bind(...params.slice(0, sql.updateParams)),
     db.$client.prepare(sql.pending).bind(...params),
   ]);
-  if (token && updated!.meta.changes === 0) return null;
+  // Nothing written: the token did not pass, or the node is gone or suspended (the caller says which).
+  if (updated!.meta.changes === 0) return null;
   return beatOf(pending!.results as PendingRow[], limit);
 }
 
@@ -178,11 +184,12 @@ function beatOf(rows: PendingRow[], limit: number): Beat {
  * ?2 now, ?3 ack_through, ?4 page size + 1, ?5 credential id, ?6 secret hash (the token variant).
  */
 function heartbeatSql(guard: string) {
+  // A suspended node's heartbeat records nothing and delivers nothing (the caller answers 403).
   const update = `UPDATE nodes SET last_heartbeat_at = ?2,
       acked_through = MAX(acked_through, MIN(?3, (SELECT COALESCE(MAX(id), 0) FROM node_events WHERE node_id = ?1)))
-    WHERE id = ?1${guard}`;
+    WHERE id = ?1 AND suspended_at IS NULL${guard}`;
   const pending = `SELECT id, type, payload, created_at FROM node_events
-    WHERE node_id = ?1 AND id > (SELECT acked_through FROM nodes WHERE id = ?1) AND delivered_at IS NULL${guard}
+    WHERE node_id = ?1 AND id > (SELECT acked_through FROM nodes WHERE id = ?1 AND suspended_at IS NULL) AND delivered_at IS NULL${guard}
     ORDER BY id LIMIT ?4`;
   // D1 wants exactly as many bound values as the statement's highest parameter number.
   return { update, pending, updateParams: guard ? 6 : 3 };

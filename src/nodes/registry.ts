@@ -7,6 +7,7 @@ import { AppError, notFound } from "../lib/errors";
 import { appendEvent } from "../lib/events";
 import { newId, randomHex } from "../lib/ids";
 import { label } from "../lib/validation";
+import { adminSetStatements } from "./reputation";
 
 export type NodeRow = typeof nodes.$inferSelect;
 
@@ -123,6 +124,26 @@ export async function getNode(db: Db, nodeId: string): Promise<NodeRow> {
   return node;
 }
 
+/**
+ * An admin's suspension (`PATCH /v1/admin/nodes/:id {suspended: true}`) stops a node's writes on every
+ * surface: `/v1` and `/a2a` refuse them with `403 forbidden`, `reason: node_suspended` (the /a2a
+ * heartbeat answers `status: "suspended"` instead, as EvoMap's protocol has it).
+ */
+export function assertNotSuspended(node: Pick<NodeRow, "suspendedAt">): void {
+  if (node.suspendedAt) {
+    throw new AppError("forbidden", "This node is suspended by an admin", {
+      extra: { reason: "node_suspended", suspended_at: node.suspendedAt },
+    });
+  }
+}
+
+/** The node, refused when an admin suspended it (`assertNotSuspended`). */
+export async function getActiveNode(db: Db, nodeId: string): Promise<NodeRow> {
+  const node = await getNode(db, nodeId);
+  assertNotSuspended(node);
+  return node;
+}
+
 export async function isCouncilMember(db: Db, nodeId: string): Promise<boolean> {
   const row = await db
     .select({ termId: councilTermMembers.termId })
@@ -161,20 +182,23 @@ export const nodePatch = z
   .refine((p) => Object.keys(p).length > 0, { message: "name at least one of reputation, model_tier, webhook_verified, suspended" });
 export type NodePatch = z.infer<typeof nodePatch>;
 
-/** Admin changes to standing, webhook verification and suspension, with the previous values in the event. */
+/**
+ * Admin changes to standing, webhook verification and suspension, with the previous values in the
+ * event. A reputation set by hand goes through the ledger (source `admin`) like every other change.
+ */
 export async function patchNode(db: Db, nodeId: string, patch: NodePatch, by: string, now: Date): Promise<NodeRow> {
   const node = await getNode(db, nodeId);
   if (patch.webhook_verified && !node.webhookUrl) throw new AppError("conflict", "This node registered no webhook_url to verify");
   const set = {
-    ...(patch.reputation !== undefined ? { reputation: patch.reputation } : {}),
     ...(patch.model_tier !== undefined ? { modelTier: patch.model_tier } : {}),
     ...(patch.webhook_verified !== undefined ? { webhookVerified: patch.webhook_verified } : {}),
     // Suspending a suspended node keeps the first time; lifting clears it.
     ...(patch.suspended !== undefined ? { suspendedAt: patch.suspended ? (node.suspendedAt ?? now.toISOString()) : null } : {}),
     updatedAt: now.toISOString(),
   };
-  const [[updated]] = await db.batch([
-    db.update(nodes).set(set).where(eq(nodes.id, nodeId)).returning(),
+  await db.batch([
+    db.update(nodes).set(set).where(eq(nodes.id, nodeId)),
+    ...(patch.reputation !== undefined ? adminSetStatements(db, nodeId, patch.reputation, by, now) : []),
     appendEvent(
       db,
       {
@@ -195,5 +219,5 @@ export async function patchNode(db: Db, nodeId: string, patch: NodePatch, by: st
       now,
     ),
   ]);
-  return updated!;
+  return getNode(db, nodeId);
 }

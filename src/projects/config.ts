@@ -45,8 +45,36 @@ export const projectsConfig = defineConfigSection(
       .default(72),
     /** Claiming a swarm task takes the standing a community vote takes (seed 004: reputation ≥ 20). */
     claim_min_reputation: z.number().min(0).max(100).default(20),
-    /** Reputation credited to the claimant of a completed task (recorded as `swarm_task.credited`). */
-    completion_credit: z.number().min(0).max(10).default(1),
+    /**
+     * The newcomer's way in: below `claim_min_reputation`, a node at or above this may claim project
+     * tasks (whose completion is checkable: a recorded contribution commit), holding
+     * `newcomer_max_claims` at a time. The default is the initial reputation (10).
+     */
+    project_claim_min_reputation: z.number().min(0).max(100).default(10),
+    newcomer_max_claims: z.number().int().min(0).max(10).default(1),
+    /** The holding limit: unfinished claims a node may hold at once. */
+    max_claims: z.number().int().min(1).max(50).default(3),
+    /**
+     * Dispatch of council tasks (an approved general proposal's): each eligible node in turn gets a
+     * `swarm_task_offer` and `offer_window_minutes` in which only it may claim; after `max_offers`
+     * offers, or when no eligible node is left, the task is open to every node that may claim.
+     * Eligible: not suspended, reputation ≥ `claim_min_reputation`, tier ≥ `offer_min_tier`, a
+     * heartbeat within `offer_heartbeat_hours`, fewer than `max_claims` claims held, not offered it before.
+     */
+    offer_window_minutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 60)
+      .default(30),
+    max_offers: z.number().int().min(0).max(50).default(3),
+    offer_min_tier: z.number().int().min(0).max(5).default(1),
+    offer_heartbeat_hours: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 30)
+      .default(48),
     /** Contributions: files per commit, bytes per file and per commit (decoded content). */
     max_contribution_files: z.number().int().min(1).max(100).default(50),
     max_file_bytes: z.number().int().min(1).max(1_048_576).default(262_144),

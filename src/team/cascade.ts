@@ -28,7 +28,7 @@ export interface CascadedRole {
   effort?: string;
   /** Whether the role itself binds a runtime or a model; an unbound role is the employee's model. */
   bound: boolean;
-  sources: { runtime: Level | "employee_model" | "catalog"; model: Level | "employee_model"; effort?: Level | "employee_model" };
+  sources: { runtime: Level | "employee_model" | "catalog"; model: Level | "employee_model" | "matrix"; effort?: Level | "employee_model" };
 }
 
 export type CascadeReport =
@@ -72,12 +72,20 @@ function pick<T>(employee: T | undefined, global: T | undefined): { value: T; le
   return undefined;
 }
 
+/**
+ * The capability matrix's advice for a role whose model no level of `[team]` sets (seed 002: the
+ * composer reads the matrix as a prior): the winning model on the role's runtime, or null. Supplied by
+ * the caller (the composition root reads the matrix); without it the cascade is exactly as before.
+ */
+export type RolePrior = (role: TeamRole, runtime: string) => string | null;
+
 function cascadeRole(
   role: TeamRole,
   employee: RoleSettings | undefined,
   global: RoleSettings | undefined,
   own: EmployeeModel,
   reports: CascadeReport[],
+  prior?: RolePrior,
 ): CascadedRole {
   const runtime = pick(employee?.runtime, global?.runtime);
   const model = pick(employee?.model, global?.model);
@@ -86,6 +94,20 @@ function cascadeRole(
     // Neither binds anything: the role is the employee's own model, which carries the employee's
     // effort. A declared effort would have no effect, so it is reported rather than dropped quietly.
     if (effort) reports.push({ token: "effort_without_binding", role, value: effort.value, level: effort.level });
+    const advised = prior?.(role, own.runtime) ?? null;
+    if (advised) {
+      return {
+        runtime: own.runtime,
+        model: advised,
+        ...(own.effort !== undefined ? { effort: own.effort } : {}),
+        bound: false,
+        sources: {
+          runtime: "employee_model",
+          model: "matrix",
+          ...(own.effort !== undefined ? { effort: "employee_model" as const } : {}),
+        },
+      };
+    }
     return {
       runtime: own.runtime,
       model: own.preferred,
@@ -98,16 +120,18 @@ function cascadeRole(
       },
     };
   }
+  // A runtime-only role: the matrix's winner on that runtime when there is one, else the employee's
+  // preferred model (the seed's trap: that model must belong to the declared runtime, which
+  // validation checks). An explicitly set model always wins over the matrix.
+  const advised = !model && runtime ? (prior?.(role, runtime.value) ?? null) : null;
   return {
     ...(runtime ? { runtime: runtime.value } : {}),
-    // A runtime-only role cascades its model to the employee's preferred model (the seed's trap:
-    // that model must belong to the declared runtime, which validation checks).
-    model: model ? model.value : own.preferred,
+    model: model ? model.value : (advised ?? own.preferred),
     ...(effort ? { effort: effort.value } : {}),
     bound: true,
     sources: {
       runtime: runtime ? runtime.level : "catalog",
-      model: model ? model.level : "employee_model",
+      model: model ? model.level : advised ? "matrix" : "employee_model",
       ...(effort ? { effort: effort.level } : {}),
     },
   };
@@ -118,7 +142,7 @@ function cascadeRole(
  * the global `[team]` value, else the built-in default (for a role that binds neither runtime nor
  * model: the employee's own model). Overriding one field keeps the other fields of the level below.
  */
-export function cascadeTeamConfig(global: TeamSettings, employee: TeamSettings | undefined, own: EmployeeModel): EffectiveTeamConfig {
+export function cascadeTeamConfig(global: TeamSettings, employee: TeamSettings | undefined, own: EmployeeModel, prior?: RolePrior): EffectiveTeamConfig {
   const reports: CascadeReport[] = [];
   const emp = employee ?? {};
 
@@ -141,7 +165,7 @@ export function cascadeTeamConfig(global: TeamSettings, employee: TeamSettings |
   }
 
   const roles = Object.fromEntries(
-    TEAM_ROLES.map((role) => [role, cascadeRole(role, emp.roles?.[role], global.roles?.[role], own, reports)]),
+    TEAM_ROLES.map((role) => [role, cascadeRole(role, emp.roles?.[role], global.roles?.[role], own, reports, prior)]),
   ) as Record<TeamRole, CascadedRole>;
 
   const executorRuntime = effectiveRuntime(roles.executor);

@@ -9,7 +9,7 @@ import { checkFrozenGoalSize } from "../tasks/frozen-goal";
 import { createTask } from "../tasks/create-task";
 import { findEmployee } from "../tasks/employees";
 import { decideGate } from "./gate";
-import { openTeamGoal, type GoalEmployee } from "./goals";
+import { openTeamGoal, type GoalEmployee, type MatrixAdvice } from "./goals";
 import { continueLoop, type LoopStep } from "./goal-loop";
 import { goalsConfig } from "./goals-config";
 import { teamSettings } from "./settings";
@@ -65,7 +65,7 @@ export function goalEmployee(row: EmployeeRow): GoalEmployee {
  * (or gray: the planner runs once and the gate is re-run on its real decomposition), else the
  * employee's own run. The answer says what runs.
  */
-export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalBody, actor: string, now: Date) {
+export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalBody, actor: string, now: Date, advice?: MatrixAdvice) {
   if (!(await findEmployee(db, employeeId))) throw notFound(`employee ${employeeId}`);
   const loop = await readSection(db, goalsConfig);
   const rounds = body.rounds_left ?? loop.iteration_cap;
@@ -98,6 +98,7 @@ export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalB
       ...(body.exclusions ? { exclusions: body.exclusions } : {}),
       rounds_left: rounds,
       loop: { max_concurrent: loop.max_concurrent, iteration_cap: loop.iteration_cap },
+      ...(advice ? { advice } : {}),
     },
     now,
   );

@@ -1,6 +1,6 @@
 import type { Db } from "../db/client";
 import { readSection } from "../lib/config";
-import { cascadeTeamConfig, type CascadeReport, type EmployeeModel } from "./cascade";
+import { cascadeTeamConfig, type CascadeReport, type EmployeeModel, type RolePrior } from "./cascade";
 import { checkTeamCapacity } from "./capacity";
 import { teamConfig } from "./config";
 import { readTeamLimits } from "./limits";
@@ -28,6 +28,17 @@ export interface OpenTeamGoalInput {
   capability_gap?: CapabilityGap;
   /** The loop's limits, for the capacity check at spec validation. */
   loop?: { max_concurrent: number; iteration_cap: number };
+  /** What the capability matrix advises (the composition root reads it): absent, the team is chosen without it. */
+  advice?: MatrixAdvice;
+}
+
+/**
+ * The capability matrix as the team side reads it (seed 002): a prior for roles whose model no level
+ * sets, and the gate's capability-gap signal for the executor's current model.
+ */
+export interface MatrixAdvice {
+  prior: RolePrior;
+  gap(role: "executor", runtime: string, model: string): CapabilityGap | null;
 }
 
 /** What runs when the spec was refused: solo, with why (a refusal token, or `team_not_configured`). */
@@ -54,8 +65,11 @@ export type OpenTeamGoalResult =
  */
 export async function openTeamGoal(db: Db, input: OpenTeamGoalInput, now: Date): Promise<OpenTeamGoalResult> {
   const global = await readSection(db, teamConfig);
-  const eff = cascadeTeamConfig(global, input.employee.team, input.employee.model);
+  const eff = cascadeTeamConfig(global, input.employee.team, input.employee.model, input.advice?.prior);
   if (!eff.enabled) return { team: "disabled" };
+  const executor = eff.roles.executor;
+  const measuredGap =
+    input.capability_gap ?? (input.advice && executor.runtime ? (input.advice.gap("executor", executor.runtime, executor.model) ?? undefined) : undefined);
 
   const gateInput = {
     mode: eff.gate,
@@ -64,7 +78,7 @@ export async function openTeamGoal(db: Db, input: OpenTeamGoalInput, now: Date):
     exclusions: input.exclusions ?? {},
     acceptance_criteria_count: input.goal.acceptance_criteria.length,
     ...(input.rounds_left !== undefined ? { rounds_left: input.rounds_left } : {}),
-    ...(input.capability_gap ? { capability_gap: input.capability_gap } : {}),
+    ...(measuredGap ? { capability_gap: measuredGap } : {}),
   };
   const gate = decideGate(gateInput);
 

@@ -1,4 +1,5 @@
 import { conversationsRoutes } from "./http/conversations";
+import { evalRoutes } from "./http/eval";
 import { Hono } from "hono";
 import { loadClock } from "../lib/clock";
 import { AppError } from "../lib/errors";
@@ -22,6 +23,7 @@ import { runnerRoutes } from "./http/runner";
 import { tasksRoutes } from "./http/tasks";
 import { topologyRoutes } from "./http/topology";
 import { knowledgeRoutes } from "./http/knowledge";
+import { auditPoke, auditRoutes, auditWellKnownRoutes, publicAuditRoutes } from "./http/audit";
 import { costRoutes, teamEmployeeRoutes, teamRoutes, teamTaskRoutes } from "./http/team";
 import { bodyLimit } from "./middleware/body-limit";
 import { methodNotAllowed } from "./middleware/method-not-allowed";
@@ -39,10 +41,15 @@ app.use(async function withClock(c, next) {
   c.set("clock", await loadClock(c.env));
   await next();
 });
+// After a request that may have written events, tell the audit sealer (throttled, in waitUntil).
+app.use(auditPoke());
 
 app.route("/v1/health", healthRoutes);
 app.route("/v1/events", eventsRoutes);
 app.route("/v1/public/events", publicEventsRoutes);
+app.route("/v1/audit", auditRoutes);
+app.route("/v1/public/audit", publicAuditRoutes);
+app.route("/.well-known", auditWellKnownRoutes);
 app.route("/v1/config", configRoutes);
 app.route("/v1/admin", adminRoutes);
 app.route("/v1/runner", runnerRoutes);
@@ -57,6 +64,7 @@ app.route("/v1/employees", teamEmployeeRoutes);
 app.route("/v1/employees", knowledgeRoutes);
 app.route("/v1/cost", costRoutes);
 app.route("/v1/conversations", conversationsRoutes);
+app.route("/v1/eval", evalRoutes);
 app.route("/v1/nodes", nodesRoutes);
 app.route("/v1/council", councilRoutes);
 app.route("/v1/governance", governanceRoutes);

@@ -8,8 +8,10 @@ import { teamConfig } from "../team/config";
 import { goalsConfig } from "../team/goals-config";
 import { conversationsConfig } from "../conversations/config";
 import { evolutionConfig } from "../evolution/config";
+import { evalConfig } from "../eval/config";
 import { councilConfig } from "../council/config";
 import { projectsConfig } from "../projects/config";
+import { reputationConfig } from "../nodes/reputation-config";
 
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({
@@ -22,6 +24,8 @@ export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<stri
   [goalsConfig.name]: goalsConfig,
   [conversationsConfig.name]: conversationsConfig,
   [evolutionConfig.name]: evolutionConfig,
+  [evalConfig.name]: evalConfig,
   [councilConfig.name]: councilConfig,
   [projectsConfig.name]: projectsConfig,
+  [reputationConfig.name]: reputationConfig,
 });

@@ -15,6 +15,7 @@ export { TeamAdmission } from "../durable-objects/team-admission";
 export { CouncilSession } from "../durable-objects/council-session";
 export { AgentLock } from "../durable-objects/agent-lock";
 export { EvolutionSemaphore } from "../durable-objects/evolution-semaphore";
+export { AuditSealer } from "../durable-objects/audit-sealer";
 
 /** Queue names, as in wrangler.toml. */
 export const QUEUES = {

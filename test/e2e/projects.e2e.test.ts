@@ -119,7 +119,8 @@ describe("an official project through the whole stack, EvoMap nodes speaking /a2
     // no GitHub here: the repository waits, saying why
     expect(active.repository).toMatchObject({ state: "unconfigured", reason: expect.stringContaining("github_org") });
 
-    // a member claims and completes the first task through /a2a and is credited
+    // a member claims and completes the first task through /a2a; a bare completion (no recorded commit)
+    // earns nothing until a manager verifies it (the reputation policy: credit needs verified work)
     const solver = members[0]!;
     const task = active.tasks[0].task_id;
     expect((await api("/a2a/task/claim", { token: solver.token, body: { node_id: solver.id, task_id: task } })).status).toBe(200);
@@ -128,8 +129,12 @@ describe("an official project through the whole stack, EvoMap nodes speaking /a2
       body: { node_id: solver.id, task_id: task, summary: "Designed and reviewed." },
     });
     expect(done.body).toMatchObject({ status: "completed", completed_by: solver.id });
-    expect((await api(`/v1/nodes/${solver.id}`)).body.reputation).toBe(51);
-    const credited = await api(`/v1/events?type=swarm_task.credited&subject=${solver.id}`);
-    expect(credited.body.events).toHaveLength(1);
+    const before = (await api(`/v1/nodes/${solver.id}`)).body.reputation;
+    expect((await api(`/v1/events?type=swarm_task.credited&subject=${solver.id}`)).body.events).toHaveLength(0);
+    const verified = await api(`/v1/swarm/tasks/${task}/verify`, { body: {} });
+    expect(verified.status, JSON.stringify(verified.body)).toBeLessThan(300);
+    expect((await api(`/v1/nodes/${solver.id}`)).body.reputation).toBe(before + 4);
+    const ledger = (await api(`/v1/nodes/${solver.id}/reputation`)).body;
+    expect(JSON.stringify(ledger)).toContain("task_completed");
   });
 });

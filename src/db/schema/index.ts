@@ -11,3 +11,5 @@ export * from "./council";
 export * from "./projects";
 export * from "./knowledge";
 export * from "./conversations";
+export * from "./audit";
+export * from "./eval";

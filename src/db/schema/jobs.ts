@@ -52,3 +52,18 @@ export const jobAttempts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.jobId, t.attempt] })],
 );
+
+/**
+ * Which runtimes each runner offers, as its lease requests name them (refreshed at most once a minute
+ * per runner): what the host fleet can run right now. The capability matrix's prior skips a runtime no
+ * live runner offers (seed 002: runtimes without a CLI on the host are skipped).
+ */
+export const runnerRuntimes = sqliteTable(
+  "runner_runtimes",
+  {
+    runnerId: text("runner_id").notNull(),
+    runtime: text("runtime").notNull(),
+    lastSeenAt: text("last_seen_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runnerId, t.runtime] }), index("runner_runtimes_seen_idx").on(t.lastSeenAt)],
+);

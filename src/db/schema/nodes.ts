@@ -1,4 +1,4 @@
-import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Swarm nodes (seed 004): open agents that propose, deliberate and vote. A node authenticates with
@@ -53,4 +53,52 @@ export const nodeEvents = sqliteTable(
     deliveredAt: text("delivered_at"),
   },
   (t) => [index("node_events_node_idx").on(t.nodeId, t.id)],
+);
+
+/**
+ * Where reputation comes from (the `reputation` config section, src/nodes/reputation.ts): credits
+ * for verified work and participation, penalties, decay, and an admin's hand.
+ */
+export const REPUTATION_SOURCES = [
+  "task_completed",
+  "session_participation",
+  "vote_cast",
+  "proposal_approved",
+  "claim_abandoned",
+  "scan_failed",
+  "proposal_vetoed",
+  "veto_lapsed",
+  "decay",
+  "admin",
+] as const;
+export type ReputationSource = (typeof REPUTATION_SOURCES)[number];
+
+/**
+ * The reputation ledger: one row per credit, penalty or decay step, with what was asked (`requested`),
+ * what was applied after the daily cap and the [0, 100] clamp (`delta`, 0 when capped away) and the
+ * node's reputation before and after. (node, source, reference) is unique, so a repeat never counts
+ * twice; `batch_id` ties the row to the statements of its batch (the node update and the event).
+ */
+export const reputationLedger = sqliteTable(
+  "reputation_ledger",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    batchId: text("batch_id").notNull(),
+    nodeId: text("node_id").notNull(),
+    source: text("source", { enum: REPUTATION_SOURCES }).notNull(),
+    reference: text("reference").notNull(),
+    // The UTC day (YYYY-MM-DD) the row counts toward, for the per-source daily caps.
+    day: text("day").notNull(),
+    requested: real("requested").notNull(),
+    delta: real("delta").notNull(),
+    reputationBefore: real("reputation_before").notNull(),
+    reputationAfter: real("reputation_after").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("reputation_ledger_reference_idx").on(t.nodeId, t.source, t.reference),
+    index("reputation_ledger_day_idx").on(t.nodeId, t.source, t.day),
+    index("reputation_ledger_batch_idx").on(t.batchId),
+    index("reputation_ledger_node_idx").on(t.nodeId, t.id),
+  ],
 );

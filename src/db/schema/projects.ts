@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
@@ -59,6 +60,14 @@ export const projects = sqliteTable(
 export const SWARM_TASK_STATUSES = ["open", "claimed", "completed", "expired", "revoked"] as const;
 export type SwarmTaskStatus = (typeof SWARM_TASK_STATUSES)[number];
 
+/**
+ * How a council task is being dispatched (seed 004: "enter the auto-dispatch pipeline"): `offering`,
+ * offered to one eligible node at a time, each with a claim window; `open`, open to every eligible
+ * node (offers ran out, or no eligible node was left). Null: not dispatched (project tasks).
+ */
+export const DISPATCH_STATES = ["offering", "open"] as const;
+export type DispatchState = (typeof DISPATCH_STATES)[number];
+
 export const swarmTasks = sqliteTable(
   "swarm_tasks",
   {
@@ -83,9 +92,25 @@ export const swarmTasks = sqliteTable(
     summary: text("summary"),
     commitSha: text("commit_sha"),
     updatedAt: text("updated_at"),
+    // Dispatch: the node holding the current offer until `offer_expires_at` (only it may claim
+    // meanwhile), how many offers were made and to whom (each node is offered a task once).
+    dispatch: text("dispatch", { enum: DISPATCH_STATES }),
+    offeredTo: text("offered_to"),
+    offerExpiresAt: text("offer_expires_at"),
+    offerCount: integer("offer_count").notNull().default(0),
+    offeredNodes: text("offered_nodes", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    // A completion counts as verified work (reputation) when it carries a recorded contribution commit
+    // (`contribution`) or a manager verified it (the operator id).
+    verifiedBy: text("verified_by"),
+    verifiedAt: text("verified_at"),
   },
   (t) => [
     index("swarm_tasks_status_idx").on(t.status, t.expiresAt),
+    index("swarm_tasks_dispatch_idx").on(t.dispatch, t.offerExpiresAt),
+    index("swarm_tasks_claimed_by_idx").on(t.claimedBy, t.status),
     index("swarm_tasks_project_idx").on(t.projectId, t.seq),
     index("swarm_tasks_created_idx").on(t.createdAt, t.id),
   ],

@@ -9,9 +9,20 @@ import { silenceBreakerTick } from "../../evolution/silence";
 import { councilTick } from "./council";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
+import { getAuditSealer } from "../../durable-objects/audit-sealer";
 
 /** Every tick name of the API; features register theirs below as they land. */
-export const TICK_NAMES = ["council", "topology", "approvals", "leases", "evolution", "projects", "team", "conversations"] as const;
+export const TICK_NAMES = [
+  "council",
+  "topology",
+  "approvals",
+  "leases",
+  "evolution",
+  "projects",
+  "team",
+  "conversations",
+  "audit",
+] as const;
 export type TickName = (typeof TICK_NAMES)[number];
 
 export interface Tick {
@@ -37,6 +48,14 @@ export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   conversations: { cron: CRONS.everyMinute, run: (env, now) => conversationsTick(env, now) },
   // The silence breaker (seed 003 §5.2): a warning for an employee whose evolution has been quiet too long.
   evolution: { cron: CRONS.everyMinute, run: (env, now) => silenceBreakerTick(env, now) },
+  // Seals what is unsealed and watches 15 s for the events the other ticks of this minute write (issue 24).
+  audit: {
+    cron: CRONS.everyMinute,
+    run: async (env) =>
+      env.AUDIT_SEALING === "off"
+        ? { ran: false, reason: "audit_sealing_off" }
+        : { ...(await getAuditSealer(env).seal({ windowMs: 15_000 })) },
+  },
 });
 
 export function ticksFor(cron: string): [TickName, Tick][] {

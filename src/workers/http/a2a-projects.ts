@@ -7,6 +7,7 @@ import { keysetPageQuery } from "../../lib/paging";
 import { validate } from "../../lib/validation";
 import { checkSender, projectProposal, projectProposeBody, proposeToCouncil, withEvomapTokens } from "../../a2a/council";
 import { projectsConfig } from "../../projects/config";
+import { reputationConfig } from "../../nodes/reputation-config";
 import { contribute, contributionBody, listContributions } from "../../projects/contributions";
 import { submitDecomposition } from "../../projects/decompose";
 import { getProject, listProjects, projectCursor, projectId, projectIdPattern } from "../../projects/store";
@@ -117,7 +118,9 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
     const nodeId = nodeOf(c.var.principal);
     checkSender(nodeId, body);
     const now = c.var.clock.now();
-    const task = await withEvomapTokens(async () => claimTask(db, body.task_id, nodeId, now, await readSection(db, projectsConfig)));
+    const task = await withEvomapTokens(async () =>
+      claimTask(db, body.task_id, nodeId, now, await readSection(db, projectsConfig), await readSection(db, reputationConfig)),
+    );
     return c.json(taskView(task, now));
   })
   .post("/task/complete", requireA2aNode(), async (c) => {
@@ -126,7 +129,7 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
     const nodeId = nodeOf(c.var.principal);
     checkSender(nodeId, body);
     const now = c.var.clock.now();
-    const task = await completeTask(db, body.task_id, nodeId, completionOf(body), now, await readSection(db, projectsConfig));
+    const task = await completeTask(db, body.task_id, nodeId, completionOf(body), now, await readSection(db, reputationConfig));
     return c.json(taskView(task, now));
   })
   // EvoMap's task discovery: open tasks the node may claim (assets are not kept here: always none).
@@ -160,7 +163,9 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
     checkSender(nodeId, body);
     const now = c.var.clock.now();
     const task = taskView(
-      await withEvomapTokens(async () => claimTask(db, body.task_id, nodeId, now, await readSection(db, projectsConfig))),
+      await withEvomapTokens(async () =>
+        claimTask(db, body.task_id, nodeId, now, await readSection(db, projectsConfig), await readSection(db, reputationConfig)),
+      ),
       now,
     );
     return c.json({
@@ -180,7 +185,10 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
     checkSender(nodeId, body);
     const now = c.var.clock.now();
     const completion = completionOf({ asset_id: body.result_asset_id });
-    const task = taskView(await completeTask(db, body.assignment_id, nodeId, completion, now, await readSection(db, projectsConfig)), now);
+    const task = taskView(
+      await completeTask(db, body.assignment_id, nodeId, completion, now, await readSection(db, reputationConfig)),
+      now,
+    );
     return c.json({
       id: task.task_id,
       assignment_id: task.task_id,

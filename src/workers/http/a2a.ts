@@ -24,6 +24,7 @@ import {
 } from "../../a2a/nodes";
 import { modelTier, TIER_LABELS } from "../../a2a/tiers";
 import { projectsConfig } from "../../projects/config";
+import { reputationConfig } from "../../nodes/reputation-config";
 import { DECOMPOSITION_RULES } from "../../projects/decomposition";
 import type { AppEnv } from "../app-env";
 import { problemResponse } from "../problem";
@@ -100,6 +101,7 @@ export const a2aRoutes = new Hono<AppEnv>()
   })
   .get("/policy", async (c) => {
     const projects = await readSection(getDb(c.env.DB), projectsConfig);
+    const reputation = await readSection(getDb(c.env.DB), reputationConfig);
     const r = COUNCIL_RULES;
     return c.json({
       protocol: A2A_PROTOCOL,
@@ -147,8 +149,17 @@ export const a2aRoutes = new Hono<AppEnv>()
           max_weight_sum: DECOMPOSITION_RULES.maxWeightSum,
         },
         task_expiry_days: projects.task_expiry_days,
-        claim: { min_reputation: projects.claim_min_reputation, ttl_hours: projects.claim_ttl_hours },
-        completion_credit: projects.completion_credit,
+        claim: {
+          min_reputation: projects.claim_min_reputation,
+          project_min_reputation: projects.project_claim_min_reputation,
+          max_claims: projects.max_claims,
+          newcomer_max_claims: projects.newcomer_max_claims,
+          ttl_hours: projects.claim_ttl_hours,
+        },
+        offers: { window_minutes: projects.offer_window_minutes, max_offers: projects.max_offers },
+        // Credited for a verified completion (the reputation section holds the whole policy).
+        completion_credit: reputation.task_completed_credit,
+        reputation,
         contribution: {
           max_files: projects.max_contribution_files,
           max_file_bytes: projects.max_file_bytes,

@@ -8,6 +8,7 @@ import { validate } from "../../lib/validation";
 import { councilConfig } from "../../council/config";
 import { heartbeat, heartbeatWithToken } from "../../nodes/events";
 import { getNode, isCouncilMember, nodeView, registerNode, registrationSchema } from "../../nodes/registry";
+import { ledgerPage } from "../../nodes/reputation";
 import type { AppEnv } from "../app-env";
 import { nodeIdSchema } from "../../nodes/registry";
 
@@ -61,6 +62,28 @@ export const nodesRoutes = new Hono<AppEnv>()
     const node = await getNode(db, c.req.valid("param").node_id);
     return c.json(nodeView(node, await isCouncilMember(db, node.id)));
   })
+  // The node's reputation ledger (public, as its reputation is): every credit, penalty and decay step.
+  .get(
+    "/:node_id/reputation",
+    validate("param", nodeParam),
+    validate(
+      "query",
+      z.object({
+        limit: z.coerce.number().int().min(1).max(500).default(50),
+        cursor: z
+          .string()
+          .regex(/^\d{1,15}$/)
+          .optional(),
+      }),
+    ),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const node = await getNode(db, c.req.valid("param").node_id);
+      const { limit, cursor } = c.req.valid("query");
+      const page = await ledgerPage(db, node.id, { limit, ...(cursor ? { cursor: Number(cursor) } : {}) });
+      return c.json({ node_id: node.id, reputation: node.reputation, ...page });
+    },
+  )
   // The hot path (issue 8's benchmark): a node token is checked inside the heartbeat's own batch
   // (nodes/events.ts), so a heartbeat is one D1 round trip; anything else authenticates as usual.
   .post(
@@ -79,6 +102,7 @@ export const nodesRoutes = new Hono<AppEnv>()
       if (!beat) {
         const principal = presented ? await c.var.authenticate!() : c.var.principal;
         if (principal.kind !== "node" || principal.nodeId !== node_id) throw new AppError("forbidden", "A node heartbeats for itself only");
+        // A suspended node is refused here (403, reason node_suspended), with nothing recorded.
         beat = await heartbeat(db, node_id, ack, now);
       }
       return c.json({ node_id, ...beat, server_time: now.toISOString(), next_heartbeat_ms: NEXT_HEARTBEAT_MS });

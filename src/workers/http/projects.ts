@@ -7,6 +7,7 @@ import { readSection } from "../../lib/config";
 import { AppError } from "../../lib/errors";
 import { keysetPageQuery } from "../../lib/paging";
 import { label, validate } from "../../lib/validation";
+import { getActiveNode } from "../../nodes/registry";
 import { attributionTrailer } from "../../projects/attribution";
 import { projectsConfig } from "../../projects/config";
 import { contribute, contributionBody, listContributions } from "../../projects/contributions";
@@ -55,7 +56,10 @@ export async function projectAttribution(db: ReturnType<typeof getDb>, id: strin
   };
 }
 
-/** Official projects (API.md "Official projects and swarm tasks"): public reads, manager moves, node contributions. */
+/**
+ * Official projects (API.md "Official projects and swarm tasks"): public reads, manager moves, node
+ * contributions (a suspended node's are `403`, `reason: node_suspended`).
+ */
 export const projectsRoutes = new Hono<AppEnv>()
   .get("/", validate("query", keysetPageQuery(projectCursor).extend(projectListQuery.shape)), async (c) => {
     const { status, limit, cursor } = c.req.valid("query");
@@ -84,6 +88,7 @@ export const projectsRoutes = new Hono<AppEnv>()
       const db = getDb(c.env.DB);
       const now = c.var.clock.now();
       const id = c.req.valid("param").id;
+      if (c.var.principal.kind === "node") await getActiveNode(db, c.var.principal.nodeId);
       await submitDecomposition(c.env, db, id, c.req.valid("json"), submitterOf(c.var.principal), now);
       return c.json(await projectDetail(db, id, now));
     },
@@ -99,11 +104,12 @@ export const projectsRoutes = new Hono<AppEnv>()
   })
   .post("/:id/contributions", requireAuth({ node: true }), validate("param", idParam), validate("json", contributionBody), async (c) => {
     const db = getDb(c.env.DB);
+    const node = await getActiveNode(db, nodeOf(c.var.principal));
     const out = await contribute(
       c.env,
       db,
       c.req.valid("param").id,
-      nodeOf(c.var.principal),
+      node.id,
       c.req.valid("json"),
       c.var.clock.now(),
       await readSection(db, projectsConfig),

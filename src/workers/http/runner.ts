@@ -1,3 +1,4 @@
+import { noteRunnerRuntimes } from "../../jobs/runner-runtimes";
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
@@ -71,6 +72,12 @@ export const runnerRoutes = new Hono<AppEnv>()
     const known = [...new Set(body.runtimes.filter((r) => KNOWN_RUNTIMES.has(r)))] as Runtime[];
     const ignored = [...new Set(body.runtimes.filter((r) => !KNOWN_RUNTIMES.has(r)))];
     const config = await readSectionCached(getDb(c.env.DB), runnerConfig);
+    // What this runner's host can run, for the capability matrix's prior; never on the poll's path.
+    c.executionCtx.waitUntil(
+      noteRunnerRuntimes(getDb(c.env.DB), c.var.principal.id, known, c.var.clock.now()).catch((err: unknown) =>
+        console.error("runner: could not record the runtimes it offers", err),
+      ),
+    );
     const jobs = await getRunnerInbox(c.env).lease({
       runnerId: c.var.principal.id,
       capacity: body.capacity,

@@ -5,6 +5,8 @@ import { requireAuth } from "../../lib/auth";
 import { readSection } from "../../lib/config";
 import { keysetPageQuery } from "../../lib/paging";
 import { validate } from "../../lib/validation";
+import { getActiveNode } from "../../nodes/registry";
+import { reputationConfig } from "../../nodes/reputation-config";
 import { projectsConfig } from "../../projects/config";
 import {
   claimTask,
@@ -17,13 +19,17 @@ import {
   taskId,
   taskListQuery,
   taskView,
+  verifyTask,
 } from "../../projects/swarm-tasks";
 import type { AppEnv } from "../app-env";
 import { nodeOf } from "./projects";
 
 const idParam = z.object({ id: taskId });
 
-/** Swarm tasks (council tasks and project tasks): public reads; nodes claim, release and complete. */
+/**
+ * Swarm tasks (council tasks and project tasks): public reads; nodes claim, release and complete
+ * (a suspended node's writes are `403`, `reason: node_suspended`); a manager verifies a completion.
+ */
 export const swarmRoutes = new Hono<AppEnv>()
   .get("/tasks", validate("query", keysetPageQuery(taskCursor).extend(taskListQuery.shape)), async (c) => {
     const { status, project_id, limit, cursor } = c.req.valid("query");
@@ -36,12 +42,15 @@ export const swarmRoutes = new Hono<AppEnv>()
   .post("/tasks/:id/claim", requireAuth({ node: true }), validate("param", idParam), async (c) => {
     const db = getDb(c.env.DB);
     const now = c.var.clock.now();
-    const task = await claimTask(db, c.req.valid("param").id, nodeOf(c.var.principal), now, await readSection(db, projectsConfig));
+    const [projects, reputation] = await Promise.all([readSection(db, projectsConfig), readSection(db, reputationConfig)]);
+    const task = await claimTask(db, c.req.valid("param").id, nodeOf(c.var.principal), now, projects, reputation);
     return c.json(taskView(task, now));
   })
   .post("/tasks/:id/release", requireAuth({ node: true }), validate("param", idParam), async (c) => {
+    const db = getDb(c.env.DB);
     const now = c.var.clock.now();
-    return c.json(taskView(await releaseTask(getDb(c.env.DB), c.req.valid("param").id, nodeOf(c.var.principal), now), now));
+    const node = await getActiveNode(db, nodeOf(c.var.principal));
+    return c.json(taskView(await releaseTask(db, c.req.valid("param").id, node.id, now), now));
   })
   .post("/tasks/:id/complete", requireAuth({ node: true }), validate("param", idParam), validate("json", completionInput), async (c) => {
     const db = getDb(c.env.DB);
@@ -52,7 +61,20 @@ export const swarmRoutes = new Hono<AppEnv>()
       nodeOf(c.var.principal),
       c.req.valid("json"),
       now,
-      await readSection(db, projectsConfig),
+      await readSection(db, reputationConfig),
     );
     return c.json(taskView(task, now));
-  });
+  })
+  // Verified work for a task with no commit to check (a council task): credits its completer once.
+  .post(
+    "/tasks/:id/verify",
+    requireAuth({ operator: "manager" }),
+    validate("param", idParam),
+    validate("json", z.strictObject({})),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const now = c.var.clock.now();
+      const task = await verifyTask(db, c.req.valid("param").id, c.var.principal.id, now, await readSection(db, reputationConfig));
+      return c.json(taskView(task, now));
+    },
+  );

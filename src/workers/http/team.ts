@@ -5,6 +5,7 @@ import { requireAuth } from "../../lib/auth";
 import { notFound } from "../../lib/errors";
 import { validate } from "../../lib/validation";
 import { employeeId } from "../../tasks/employees";
+import { matrixAdvice } from "../../eval/advice";
 import { goalBody, openGoal } from "../../team/goal-request";
 import { costByRole } from "../../team/ledger";
 import { handoffPacket } from "../../team/handoff";
@@ -48,7 +49,11 @@ export const teamEmployeeRoutes = new Hono<AppEnv>().post(
   validate("param", z.object({ id: employeeId })),
   validate("json", goalBody),
   async (c) => {
-    const out = await openGoal(c.env, getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+    const db = getDb(c.env.DB);
+    const now = c.var.clock.now();
+    // The capability matrix, when one was measured, advises the team's models and the gate.
+    const advice = await matrixAdvice(db, now);
+    const out = await openGoal(c.env, db, c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, now, advice);
     return c.json(out, 201);
   },
 );

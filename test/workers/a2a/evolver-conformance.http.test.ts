@@ -272,9 +272,11 @@ describe("6. tasks: discovered, claimed, completed with an asset, listed as the 
     const hb = await beat(nodeId, secret);
     expect(hb.body.available_work.map((t: any) => t.task_id)).toContain(taskId);
     expect(hb.body.available_work.map((t: any) => t.task_id)).not.toContain(notYet);
-    // below the claim floor (new nodes start at 10) there is nothing it may claim
+    // below the claim floor (new nodes start at 10) a node may claim only project tasks (verifiable work)
     const newcomer = await evolverNode();
-    expect((await beat(newcomer.nodeId, newcomer.secret)).body.available_work).toEqual([]);
+    const newcomerWork = (await beat(newcomer.nodeId, newcomer.secret)).body.available_work;
+    expect(newcomerWork.map((t: any) => t.task_id)).not.toContain(taskId);
+    for (const t of newcomerWork) expect(t.kind).toBe("project");
   });
 
   it("claims with a commitment deadline, lists the task as the node's own, and completes it with an asset id", async () => {

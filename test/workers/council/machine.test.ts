@@ -404,6 +404,7 @@ describe("veto", () => {
     });
     expect(d.effects).toContainEqual({ kind: "revoke_decision" });
     expect(d.effects).toContainEqual({ kind: "proposal_status", status: "vetoed" });
+    expect(d.effects).toContainEqual({ kind: "reputation", event: "vetoed" });
     expect(nextCheckAt(d.state)).toBe(d.state.veto!.ratify_by);
     d.at(10 + 72 * 60 - 1).check();
     expect(d.state.phase).toBe("vetoed");
@@ -412,6 +413,11 @@ describe("veto", () => {
     expect(d.state.veto).toMatchObject({ status: "lapsed" });
     expect(d.effects).toContainEqual({ kind: "execute_decision" });
     expect(d.effects).toContainEqual({ kind: "proposal_status", status: "approved" });
+    // the decision's credits run again (their ledger references make that a no-op) and the veto's charge is given back
+    expect(d.effectsOf("reputation")).toEqual([
+      { kind: "reputation", event: "veto_lapsed" },
+      { kind: "reputation", event: "decided" },
+    ]);
     expect(d.effectsOf("notify")[0]!.payload).toMatchObject({ outcome: "approved", restored_after_veto: true });
   });
 

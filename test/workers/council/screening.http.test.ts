@@ -75,9 +75,12 @@ describe("proposal screening, in the documented order", () => {
       ["Clean up with rm -r -f /./ afterwards.", "destructive_operation"],
     ];
     for (const [tail, category] of variants) {
+      // each refusal charges `scan_failed` (5): the standing is given back so the next variant is screened too
+      for (const n of [node, hello]) await patchNode(n.node_id, { reputation: 35 });
       const v1 = await propose(node, { ...PROPOSAL, body: `${PROPOSAL.body} ${tail}` });
       expect([v1.status, v1.body.code], tail).toEqual([403, "security_scan"]);
       expect(v1.body.categories, tail).toContain(category);
+      expect((await call(`/v1/nodes/${node.node_id}`, { token: null })).body.reputation, tail).toBe(30);
       const viaA2a = await a2a(
         "/council/propose",
         { sender_id: hello.node_id, type: "general", title: PROPOSAL.title, description: `${PROPOSAL.body} ${tail}` },

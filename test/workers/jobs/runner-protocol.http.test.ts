@@ -123,9 +123,10 @@ describe("runner protocol through the Worker", () => {
     for (const attempt of [2, 3]) {
       await call("/v1/admin/clock", { body: { advance_ms: 61_000 } });
       const tick = await call("/v1/admin/ticks/leases", { method: "POST" });
-      // earlier tests in this file left leases in the shared inbox too, so count at least ours
+      // The inbox also applies its time rules lazily on every call and from its alarm, so on a busy
+      // machine the lapse may already have happened when the tick runs: its count is not ours to
+      // assert. What must hold is below: the job comes back with attempt+1, once per lapse.
       expect(tick.body).toMatchObject({ ran: "leases", summary: { requeued: expect.any(Number) } });
-      expect(tick.body.summary.requeued).toBeGreaterThanOrEqual(1);
       const again = (await leaseAll(runner.token, 50)).find((j) => j.job_id === body.job_id);
       expect(again).toMatchObject({ job_id: body.job_id, attempt });
     }
@@ -138,6 +139,8 @@ describe("runner protocol through the Worker", () => {
       attempt: 3,
       error: { code: "lease_expired" },
     });
+    const requeued = await call(`/v1/events?type=job.requeued&subject=${body.job_id}`);
+    expect(requeued.body.events.map((e: { payload: { reason?: string } }) => e.payload.reason)).toEqual(["lease_expired", "lease_expired"]);
     const dead = await call(`/v1/events?type=job.dead&subject=${body.job_id}`);
     expect(dead.body.events).toEqual([
       expect.objectContaining({

@@ -170,8 +170,18 @@ describe("a veto and its lapse", () => {
     const author = await proposer("veto-author");
     const { projectId, sessionId } = await councilDecides(author, seats, projectProposal("vetoed-project"));
     const admin = await createOperator("admin", "veto-admin");
+    const ledger = async () =>
+      ((await call(`/v1/nodes/${author.node_id}/reputation`, { token: null })).body.entries as any[])
+        .filter((e) => e.reference === sessionId)
+        .map((e) => [e.source, e.delta])
+        .reverse();
+    expect(await ledger()).toEqual([["proposal_approved", 3]]);
     expect((await call(`/v1/council/sessions/${sessionId}/veto`, { token: admin, body: { reason: "Emergency review" } })).status).toBe(200);
     expect((await project(projectId)).status).toBe("proposed");
+    expect(await ledger()).toEqual([
+      ["proposal_approved", 3],
+      ["proposal_vetoed", -5],
+    ]);
 
     // the job submitted on approval answers after the veto: recorded, not used
     await runOneJob(["offline"], () => ({ text: JSON.stringify(DECOMPOSITION), runtime: "claude", model: "claude-sonnet-4" }));
@@ -188,6 +198,12 @@ describe("a veto and its lapse", () => {
     p = await project(projectId);
     expect(p.status).toBe("approved");
     expect(p.decomposition).toMatchObject({ state: "pending", attempts: 2 });
+    // the lapsed veto gives back what it took; the restored approval credits nobody twice
+    expect(await ledger()).toEqual([
+      ["proposal_approved", 3],
+      ["proposal_vetoed", -5],
+      ["veto_lapsed", 5],
+    ]);
     const moves = (await events(projectId)).filter((e) => e.type === "project.status_changed").map((e) => [e.payload.from, e.payload.to]);
     expect(moves).toEqual([
       ["proposed", "council_review"],

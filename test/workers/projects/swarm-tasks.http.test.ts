@@ -62,13 +62,32 @@ describe("swarm task claims", () => {
 
   it("refuses nodes below the claim reputation, operators and unknown tasks", async () => {
     const { tasks } = await activeTasks();
+    const councilId = await councilTask();
     const newcomer = await registerNode({ name: "newcomer" });
-    const low = await claim(tasks[0]!.task_id, newcomer);
+    const low = await claim(councilId, newcomer);
     expect([low.status, low.body.code, low.body.reason]).toEqual([403, "not_eligible", "reputation_insufficient"]);
     expect((await call(`/v1/swarm/tasks/${tasks[0]!.task_id}/claim`, { method: "POST" })).status).toBe(403);
     expect((await call(`/v1/swarm/tasks/${tasks[0]!.task_id}/claim`, { method: "POST", token: null })).status).toBe(401);
     const solver = await eligibleNode("solver-x", 30);
     expect((await claim("task_0000000000000000", solver)).status).toBe(404);
+    const below = await eligibleNode("below-newcomer", 5);
+    expect((await claim(tasks[0]!.task_id, below)).body.reason).toBe("reputation_insufficient");
+  });
+
+  it("lets a newcomer (reputation 10) hold one project task at a time, and a node above the floor three", async () => {
+    const { tasks } = await activeTasks();
+    const more = await activeTasks();
+    const newcomer = await registerNode({ name: "newcomer-2" });
+    expect((await claim(tasks[0]!.task_id, newcomer)).status).toBe(200);
+    const second = await claim(tasks[1]!.task_id, newcomer);
+    expect([second.status, second.body.reason, second.body.held, second.body.limit]).toEqual([409, "holding_limit", 1, 1]);
+    const regular = await eligibleNode("regular", 30);
+    for (const t of [tasks[1]!, tasks[2]!, more.tasks[0]!]) expect((await claim(t.task_id, regular)).status).toBe(200);
+    expect((await claim(more.tasks[1]!.task_id, regular)).body).toMatchObject({ reason: "holding_limit", limit: 3 });
+    // racing claims of one node on many tasks never pass its limit
+    const racer = await eligibleNode("limit-racer", 30);
+    const results = await Promise.all([more.tasks[1]!, more.tasks[2]!, ...(await activeTasks()).tasks].map((t) => claim(t.task_id, racer)));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(3);
   });
 
   it("lets a lapsed claim be taken over, and a claimant release its task", async () => {
@@ -91,7 +110,7 @@ describe("swarm task claims", () => {
 });
 
 describe("completing a swarm task", () => {
-  it("lets only the claimant complete it, with a summary, and credits its reputation in an event", async () => {
+  it("lets only the claimant complete it, with a summary; a bare completion earns nothing until a manager verifies it", async () => {
     const { tasks } = await activeTasks();
     const solver = await eligibleNode("finisher", 30);
     const other = await eligibleNode("bystander", 30);
@@ -111,27 +130,44 @@ describe("completing a swarm task", () => {
       completed_by: solver.node_id,
       summary: "Done: the runner is designed and reviewed.",
       commit_sha: null,
+      verified_by: null,
     });
-    const node = (await call(`/v1/nodes/${solver.node_id}`, { token: null })).body;
-    expect(node.reputation).toBe(31);
-    const credited = await call(`/v1/events?type=swarm_task.credited&subject=${solver.node_id}`);
-    expect(credited.body.events).toEqual([
-      expect.objectContaining({
-        payload: { task_id: id, node_id: solver.node_id, credit: 1, weight: 0.35, reputation_before: 30, reputation_after: 31 },
-      }),
-    ]);
-    // completing twice credits once
+    expect((await call(`/v1/nodes/${solver.node_id}`, { token: null })).body.reputation).toBe(30);
+    const earned = async () =>
+      (await call(`/v1/events?type=node.reputation_changed&subject=${solver.node_id}`)).body.events
+        .map((e: any) => e.payload)
+        .filter((p: any) => p.source !== "admin"); // the test's own standing, given by hand
+    expect(await earned()).toEqual([]);
+    // completing twice changes nothing
     expect((await complete(id, solver)).status).toBe(409);
-    expect((await call(`/v1/nodes/${solver.node_id}`, { token: null })).body.reputation).toBe(31);
+
+    // a manager's verification is what makes it verified work: credited once, with before and after
+    const node = await eligibleNode("verifier-check", 30);
+    expect((await call(`/v1/swarm/tasks/${id}/verify`, { token: node.token, body: {} })).status).toBe(403);
+    const verified = await call(`/v1/swarm/tasks/${id}/verify`, { body: {} });
+    expect([verified.status, verified.body.verified_by]).toEqual([200, "bootstrap-admin"]);
+    expect((await call(`/v1/nodes/${solver.node_id}`, { token: null })).body.reputation).toBe(34);
+    expect(await earned()).toEqual([
+      expect.objectContaining({ source: "task_completed", reference: id, delta: 4, reputation_before: 30, reputation_after: 34 }),
+    ]);
+    const again = await call(`/v1/swarm/tasks/${id}/verify`, { body: {} });
+    expect([again.status, again.body.reason]).toEqual([409, "already_verified"]);
+    expect((await call(`/v1/nodes/${solver.node_id}`, { token: null })).body.reputation).toBe(34);
+    const open = await call(`/v1/swarm/tasks/${tasks[1]!.task_id}/verify`, { body: {} });
+    expect([open.status, open.body.reason]).toEqual([409, "not_completed"]);
   });
 
-  it("credits racing completions once", async () => {
+  it("completes racing completions once, and racing verifications credit once", async () => {
     const { tasks } = await activeTasks();
     const solver = await eligibleNode("racing-finisher", 30);
     expect((await claim(tasks[2]!.task_id, solver)).status).toBe(200);
     const results = await Promise.all(Array.from({ length: 5 }, () => complete(tasks[2]!.task_id, solver)));
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
-    expect((await call(`/v1/nodes/${solver.node_id}`, { token: null })).body.reputation).toBe(31);
+    const verifications = await Promise.all(
+      Array.from({ length: 5 }, () => call(`/v1/swarm/tasks/${tasks[2]!.task_id}/verify`, { body: {} })),
+    );
+    expect(verifications.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    expect((await call(`/v1/nodes/${solver.node_id}`, { token: null })).body.reputation).toBe(34);
   });
 });
 

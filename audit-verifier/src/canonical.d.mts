@@ -1,0 +1,2 @@
+/** The canonical JSON the crewplane Worker hashes: keys sorted at every level, no whitespace. */
+export function canonicalJson(value: unknown): string;
