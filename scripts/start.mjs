@@ -216,6 +216,53 @@ function startRunner(env, failures = 0) {
   log(`runner started (pid ${runnerChild.pid})`);
 }
 
+/** Model runtimes in the order `npm start` suggests them for `model_work` (never `offline`: it judges nothing). */
+const MODEL_RUNTIMES = ["claude", "codex", "antigravity", "grok"];
+
+/**
+ * Once the runner has leased (the Worker records what it offers), says whether the council's and
+ * projects' model work is on, and if it is not but a model runtime is here, the one command that
+ * turns it on. `CREWPLANE_MODEL_WORK=<runtime>` sets it instead.
+ */
+async function reportModelWork(adminToken) {
+  const endpoint = `${url}/v1/config/model_work`;
+  const headers = { authorization: `Bearer ${adminToken}`, "content-type": "application/json" };
+  const wanted = process.env.CREWPLANE_MODEL_WORK?.trim();
+  if (wanted) {
+    const res = await fetch(endpoint, { method: "PUT", headers, body: JSON.stringify({ runtime: wanted }) });
+    if (!res.ok) {
+      log(`model work: CREWPLANE_MODEL_WORK=${wanted} was refused (${res.status}); use one of ${MODEL_RUNTIMES.join(", ")}`);
+      return;
+    }
+  }
+  // The runner records its runtimes on its first lease, a moment after it starts.
+  let section;
+  const deadline = Date.now() + 60_000;
+  while (!stopping && Date.now() < deadline) {
+    const res = await fetch(endpoint, { headers });
+    if (res.ok) section = await res.json();
+    if (section?.offered_runtimes?.length > 0) break;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+  if (stopping || !section) return;
+  const models = MODEL_RUNTIMES.filter((r) => section.offered_runtimes.includes(r));
+  if (section.runtime) {
+    const offered = section.offered_runtimes.includes(section.runtime);
+    log(
+      offered
+        ? `model work: on, on ${section.runtime} (prescreen, synthesis, ethics review, project decomposition)`
+        : `model work: set to ${section.runtime}, which no runner offers yet; the stages fall back (runtime_not_offered) until one does`,
+    );
+  } else if (models.length > 0) {
+    // One line: what is here, and the one command (or CREWPLANE_MODEL_WORK=<runtime> npm start) that turns it on.
+    log(
+      `model work is off; the runner offers ${models.join(", ")}. Turn it on: curl -X PUT ${endpoint} -H "authorization: Bearer ${adminToken}" -H 'content-type: application/json' -d '{"runtime":"${models[0]}"}'`,
+    );
+  } else {
+    log("model work: no model CLI on PATH (the runner offers only offline); the council and projects use their offline fallbacks");
+  }
+}
+
 process.on("SIGINT", () => shutdown(0));
 process.on("SIGTERM", () => shutdown(0));
 
@@ -248,6 +295,7 @@ try {
     `     curl -X POST ${url}/v1/admin/jobs -H "authorization: Bearer ${admin.token}" -H "content-type: application/json" -d '{"kind":"utility","runtime":"offline","prompt":"hello"}'`,
   );
   log("Ctrl-C stops everything.");
+  reportModelWork(admin.token).catch((err) => log(`model work: could not be checked: ${err.message}`));
 } catch (err) {
   log(`start failed: ${err.message}`);
   shutdown(1);

@@ -1,9 +1,8 @@
 import { z } from "zod";
 import type { Db } from "../db/client";
 import type { Env } from "../env";
-import { readSection } from "../lib/config";
 import { AppError, type FieldError } from "../lib/errors";
-import { councilConfig } from "../council/config";
+import { readCouncilConfig } from "../council/config";
 import { dialogBody } from "../council/dialog";
 import type { DialogBody } from "../council/machine-types";
 import { proposalInput, submitProposal, type ProposalInput } from "../council/proposals";
@@ -129,7 +128,7 @@ export function projectProposal(b: z.infer<typeof projectProposeBody>): Translat
  */
 export async function proposeToCouncil(env: Env, db: Db, nodeId: string, { input, paths }: TranslatedProposal, now: Date) {
   const result = await withEvomapTokens(async () =>
-    submitProposal(env, db, nodeId, input, now, { config: await readSection(db, councilConfig), random: cryptoRandom }).catch(
+    submitProposal(env, db, nodeId, input, now, { config: await readCouncilConfig(db, now), random: cryptoRandom }).catch(
       (err: unknown) => {
         throw renamed(err, paths);
       },

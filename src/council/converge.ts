@@ -1,6 +1,7 @@
 import { ethicsPrompt, ethicsRules, readEthics } from "./ethics";
 import type { Effect, MachineContext, MachineInput } from "./machine-types";
 import { answerOf } from "../jobs/model-answer";
+import type { StagePlan } from "../jobs/model-work";
 import { activeMembers, type DialogRecord, type SessionState, type VoteRecord } from "./session";
 import { acceptModelConsensus, acceptedAmendments, decisionConditions, synthesisPrompt, templateConsensus } from "./synthesis";
 import { decide, type Ballot, type Outcome } from "./tally";
@@ -33,12 +34,15 @@ export function closeVoting(
   }
   state.pending = { outcome: result.outcome, confidence: result.confidence, tally: result.tally, closed_at: ctx.now.toISOString() };
   enterPhase(state, "converging", ctx, fx, { outcome: result.outcome });
+  const plan = stagePlan(ctx.config, "synthesis");
+  state.model_work = { ...state.model_work, synthesis: plan };
   if (ctx.config.synthesis === "off") {
     state.synthesis = {
       status: "done",
       source: "template",
       text: templateConsensus(state, dialogs, votes, state.pending),
-      note: "synthesis_off",
+      // `model_work` named a runtime no live runner offered: the template at once, not a job nobody runs.
+      note: plan.fell_back_because === "runtime_not_offered" ? "synthesis_runtime_not_offered" : "synthesis_off",
     };
   } else {
     const jobId = ctx.newId("job");
@@ -141,6 +145,8 @@ export function finalizeOrWait(
     const rules = ethicsRules([texts.proposal, ...texts.amendments, texts.consensus, ...texts.conditions], ctx.config.ethics_denied_terms);
     const wantsModel = ctx.config.ethics_model === "model";
     const needsModel = wantsModel && state.pending.outcome === "approved" && rules.every((r) => r.passed);
+    const plan = stagePlan(ctx.config, "ethics");
+    state.model_work = { ...state.model_work, ethics: plan };
     state.ethics = { rules, model: { status: wantsModel ? "not_needed" : "off" } };
     if (needsModel) {
       const jobId = ctx.newId("job");
@@ -151,6 +157,7 @@ export function finalizeOrWait(
         purpose: "ethics",
         job_id: jobId,
         runtime: ctx.config.ethics_runtime,
+        ...(plan.model ? { model: plan.model } : {}),
         prompt: ethicsPrompt(texts),
         timeout_ms: Math.min(ctx.config.ethics_timeout_ms, 3_600_000),
       });
@@ -163,6 +170,20 @@ export function finalizeOrWait(
   }
   finalize(state, ctx, data.votes ?? [], fx);
   return true;
+}
+
+/**
+ * How a stage is decided now: the resolved plan (`effectiveCouncilConfig`), or, for a config given
+ * without one (the machine's own tests), what its keys say.
+ */
+function stagePlan(config: MachineContext["config"], stage: "synthesis" | "ethics"): StagePlan {
+  const given = config.model_work?.[stage];
+  if (given) return given;
+  const [mode, runtime] =
+    stage === "synthesis" ? [config.synthesis, config.synthesis_runtime] : [config.ethics_model, config.ethics_runtime];
+  if (mode === "off") return { on_model: false, set_by: "stage", fell_back_because: "stage_off" };
+  if (runtime === "offline") return { on_model: false, set_by: "stage", runtime, fell_back_because: "offline_runtime" };
+  return { on_model: true, set_by: "stage", runtime };
 }
 
 function outcomeTexts(state: SessionState, votes: readonly VoteRecord[]) {

@@ -2,9 +2,8 @@ import { getDb } from "../db/client";
 import { getCouncilSession } from "../durable-objects/council-session";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
-import { readSection } from "../lib/config";
 import type { JobEnd } from "../jobs/owner-handlers";
-import { councilConfig } from "./config";
+import { readCouncilConfig } from "./config";
 import { onPrescreenEnded } from "./proposals";
 import { cryptoRandom } from "./random";
 
@@ -12,7 +11,7 @@ import { cryptoRandom } from "./random";
 export async function councilProposalJobEnded(env: Env, end: JobEnd): Promise<void> {
   const db = getDb(env.DB);
   const now = (await loadClock(env)).now();
-  await onPrescreenEnded(env, db, end, now, await readSection(db, councilConfig), cryptoRandom);
+  await onPrescreenEnded(env, db, end, now, await readCouncilConfig(db, now), cryptoRandom);
 }
 
 /** Owner `council_session`: a synthesis or ethics job ended; the session's own object decides. */

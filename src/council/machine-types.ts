@@ -1,6 +1,6 @@
 import type { ProjectStatus, ProposalStatus } from "../db/schema";
 import type { Runtime } from "../jobs/payloads";
-import type { CouncilConfig } from "./config";
+import type { CouncilConfig, CouncilStagePlans } from "./config";
 import type { Random } from "./random";
 import type { CouncilRules } from "./rules";
 import type { Candidate } from "./selection";
@@ -18,7 +18,11 @@ export const PENDING_EVENT_TYPES = [
 ] as const;
 export type PendingEventType = (typeof PENDING_EVENT_TYPES)[number];
 
-export type MachineConfig = Pick<
+/**
+ * What the machine reads of the council config. `model_work` says how synthesis and ethics were
+ * decided (the session records it when each stage is decided); absent, it is read off the keys.
+ */
+export type MachineConfig = { model_work?: Pick<CouncilStagePlans, "synthesis" | "ethics"> } & Pick<
   CouncilConfig,
   | "progress_debounce_ms"
   | "synthesis"

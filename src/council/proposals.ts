@@ -169,7 +169,15 @@ export async function submitProposal(
   const id = newId("prop");
   try {
     if (opts.config.prescreen === "off") {
-      const prescreen: PrescreenRecord = { mode: "off", status: "skipped", source: "off" };
+      const plan = opts.config.model_work.prescreen;
+      // Why no model screened it, decided now (model_work unset, the stage off, its runtime not offered).
+      const prescreen: PrescreenRecord = {
+        mode: "off",
+        status: "skipped",
+        source: "off",
+        fell_back_because: plan.fell_back_because ?? "stage_off",
+        ...(plan.wanted_runtime ? { wanted_runtime: plan.wanted_runtime } : {}),
+      };
       const opened = await openSession(
         env,
         db,
@@ -373,7 +381,7 @@ export async function rejectPrescreen(
 }
 
 /** Proposals whose prescreen gave no verdict in time: rejected, fail closed (the minute tick). */
-export async function expirePrescreens(env: Env, db: Db, now: Date, config: CouncilConfig) {
+export async function expirePrescreens(env: Env, db: Db, now: Date, config: Pick<CouncilConfig, "prescreen_timeout_ms">) {
   const cutoff = new Date(now.getTime() - config.prescreen_timeout_ms).toISOString();
   const stale = await db
     .select({ id: councilProposals.id, prescreen: councilProposals.prescreen })

@@ -1,4 +1,5 @@
 import type { ProposalKind } from "../db/schema";
+import type { StagePlan } from "../jobs/model-work";
 import type { Ineligibility } from "./selection";
 import type { Outcome, Tally, VoteChoice } from "./tally";
 
@@ -141,6 +142,8 @@ export interface SessionState {
     note?: string;
   };
   ethics?: EthicsRecord;
+  /** How synthesis and the ethics model review were decided, recorded when each was (`model_work`). */
+  model_work?: { synthesis?: StagePlan; ethics?: StagePlan };
   decision?: Decision;
   veto?: Veto;
   end_reason?: string;

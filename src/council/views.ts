@@ -1,8 +1,9 @@
 import { and, asc, desc, eq, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { councilElectorate, councilSessions, councilTerms } from "../db/schema";
+import { councilElectorate, councilProposals, councilSessions, councilTerms, events, projects } from "../db/schema";
 import { AppError, notFound } from "../lib/errors";
 import { absorbDialogs } from "./machine-dialog";
+import { decompositionStage, ethicsStage, prescreenStage, synthesisStage } from "./model-work-view";
 import type { ProposalRow } from "./proposals";
 import { COUNCIL_RULES } from "./rules";
 import { activeMembers, type SessionState } from "./session";
@@ -142,12 +143,14 @@ export async function getTermDetail(db: Db, termId: string) {
 /**
  * The full public trail of a session (seed: "all council records are publicly observable"):
  * members and roles, every dialog, amendment and ballot, the live tally, the frozen electorate and
- * hash, deadlines, the decision with its synthesis source and ethics review, and any veto.
+ * hash, deadlines, the decision with its synthesis source and ethics review, which model work ran
+ * on a model and which fell back (`model_work`), and any veto.
  */
 export async function sessionDetail(db: Db, sessionId: string) {
   const stored = await loadSession(db, sessionId);
   if (!stored) throw notFound(`session ${sessionId}`);
-  const [dialogs, votes, electorate] = await Promise.all([
+  const projectId = stored.state.project_id;
+  const [dialogs, votes, electorate, proposal, project, requested] = await Promise.all([
     loadDialogs(db, sessionId),
     loadVotes(db, sessionId),
     db
@@ -156,6 +159,27 @@ export async function sessionDetail(db: Db, sessionId: string) {
       .where(eq(councilElectorate.sessionId, sessionId))
       .orderBy(asc(councilElectorate.kind), asc(councilElectorate.nodeId))
       .all(),
+    db
+      .select({ prescreen: councilProposals.prescreen })
+      .from(councilProposals)
+      .where(eq(councilProposals.id, stored.state.proposal_id))
+      .get(),
+    projectId
+      ? db
+          .select({ decompState: projects.decompState, decompSource: projects.decompSource, decompReason: projects.decompReason })
+          .from(projects)
+          .where(eq(projects.id, projectId))
+          .get()
+      : undefined,
+    projectId
+      ? db
+          .select({ payload: events.payload })
+          .from(events)
+          .where(and(eq(events.subject, projectId), eq(events.type, "project.decomposition_requested")))
+          .orderBy(desc(events.id))
+          .limit(1)
+          .get()
+      : undefined,
   ]);
   // Dialogs written directly since the session's last save are in the trail but not yet folded into
   // its state (machine-dialog.ts): fold them here too, so who has responded shows at once.
@@ -217,6 +241,13 @@ export async function sessionDetail(db: Db, sessionId: string) {
           note: s.synthesis.note ?? null,
         }
       : null,
+    // Which stages ran on a model and which fell back, and why (README "Model work").
+    model_work: {
+      prescreen: prescreenStage(proposal?.prescreen),
+      synthesis: synthesisStage(s),
+      ethics: ethicsStage(s),
+      ...(projectId ? { decomposition: decompositionStage(requested?.payload, project) } : {}),
+    },
     ...(s.veto ? { veto: s.veto } : {}),
     ...(s.end_reason ? { end_reason: s.end_reason } : {}),
     deadlines: s.deadlines,

@@ -6,9 +6,8 @@ import { isGuardFailure, isUniqueFailure } from "../db/guard";
 import { councilDialogs, councilElectorate, councilVotes } from "../db/schema";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
-import { readSectionCached } from "../lib/config";
 import { newId } from "../lib/ids";
-import { councilConfig, type CouncilConfig } from "../council/config";
+import { readCouncilConfigCached, type CouncilConfig } from "../council/config";
 import { advance, checkNeeds, nextCheckAt } from "../council/machine";
 import { absorbDialogs, DIRECT_PHASES } from "../council/machine-dialog";
 import type { DialogBody, MachineContext, MachineInput, Refusal } from "../council/machine-types";
@@ -300,9 +299,12 @@ export class CouncilSession extends DurableObject<Env> {
     return { stored, state, absorbed: rows.length };
   }
 
-  /** The council section through the isolate's short cache (a PUT shows within CONFIG_CACHE_MS, at once in this isolate). */
+  /**
+   * The effective council config (`model_work` resolved) through the isolate's short caches (a PUT
+   * shows within CONFIG_CACHE_MS, at once in this isolate).
+   */
   private readConfig(db: Db): Promise<CouncilConfig> {
-    return readSectionCached(db, councilConfig);
+    return readCouncilConfigCached(db, new Date(Date.now() + this.offsetMs));
   }
 
   private async load(id: string, now: number, fresh = false): Promise<StoredSession | null> {

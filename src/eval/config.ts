@@ -22,7 +22,10 @@ export const evalConfig = defineConfigSection(
      * run that never reports keeps holding it, so an unknown cost never reads as free.
      */
     reserve_tokens: z
-      .strictObject({ input: z.number().int().min(0).max(10_000_000).default(20_000), output: z.number().int().min(0).max(10_000_000).default(4_000) })
+      .strictObject({
+        input: z.number().int().min(0).max(10_000_000).default(20_000),
+        output: z.number().int().min(0).max(10_000_000).default(4_000),
+      })
       .prefault({}),
     /** Case runs in flight at once per measurement. */
     parallel: z.number().int().min(1).max(64).default(4),

@@ -7,7 +7,8 @@ import { appendEvent } from "./events";
 
 /**
  * A feature's config section: a zod object whose every field has a default, so an empty store
- * yields a working configuration and GET always returns the effective section.
+ * yields a working configuration and GET always returns the effective section. (A key left without
+ * a default on purpose, so "unset" stays visible, is resolved by its feature and shown by `present`.)
  */
 export interface ConfigSection<S extends ZodObject = ZodObject> {
   name: string;
@@ -17,12 +18,20 @@ export interface ConfigSection<S extends ZodObject = ZodObject> {
    * "unset" apart from a default (`team`) stores what was written and shows the effective values.
    */
   view?: (value: z.infer<S>) => Record<string, unknown>;
+  /**
+   * Like `view`, for a section whose effective values depend on other state (another section, what
+   * live runners offer): `council` shows which stages `model_work` turns on.
+   */
+  present?: (db: Db, value: z.infer<S>, now: Date) => Promise<Record<string, unknown>>;
 }
 
 export function defineConfigSection<S extends ZodObject>(
   name: string,
   schema: S,
-  options: { view?: (value: z.infer<S>) => Record<string, unknown> } = {},
+  options: {
+    view?: (value: z.infer<S>) => Record<string, unknown>;
+    present?: (db: Db, value: z.infer<S>, now: Date) => Promise<Record<string, unknown>>;
+  } = {},
 ): ConfigSection<S> {
   return { name, schema, ...options };
 }
@@ -30,6 +39,16 @@ export function defineConfigSection<S extends ZodObject>(
 /** The section as clients see it (its `view`, or the value). */
 export function presentSection<S extends ZodObject>(section: ConfigSection<S>, value: z.infer<S>): Record<string, unknown> {
   return section.view ? section.view(value) : (value as Record<string, unknown>);
+}
+
+/** The section as clients see it, reading what its `present` needs. */
+export async function presentSectionAt<S extends ZodObject>(
+  db: Db,
+  section: ConfigSection<S>,
+  value: z.infer<S>,
+  now: Date,
+): Promise<Record<string, unknown>> {
+  return section.present ? section.present(db, value, now) : presentSection(section, value);
 }
 
 /** The stored value re-parsed through the schema; a row that no longer parses falls back to defaults. */

@@ -14,7 +14,7 @@ import { newId } from "../lib/ids";
 import type { JobEnd } from "../jobs/owner-handlers";
 import { dispatchJob, prepareJob } from "../jobs/submit";
 import { answerOf } from "../jobs/model-answer";
-import { projectsConfig, type ProjectsConfig } from "./config";
+import { projectsConfig, readProjectsConfig, type ProjectsConfig } from "./config";
 import { backoffMs, checkDecomposition, decompositionPrompt, readModelDecomposition, type DecompositionTask } from "./decomposition";
 import { ensureProjectRepository } from "./repository";
 import { getProject, type ProjectRow } from "./store";
@@ -56,7 +56,11 @@ const startable = (at: string): SQL =>
 export async function startDecomposition(env: Env, db: Db, projectId: string, now: Date): Promise<{ started: boolean; job_id?: string }> {
   const p = await getProject(db, projectId).catch(() => null);
   if (!p || p.status !== "approved") return { started: false };
-  const config = await readSection(db, projectsConfig);
+  const config = await readProjectsConfig(db, now);
+  const plan = config.decomposition;
+  // `model_work` named a runtime no live runner offers: this attempt runs as it would without it, and
+  // the project says why from now on (kept through the attempt's offline answer, see below).
+  const fellBack = plan.fell_back_because === "runtime_not_offered";
   const at = now.toISOString();
   const job = prepareJob(
     db,
@@ -78,7 +82,8 @@ export async function startDecomposition(env: Env, db: Db, projectId: string, no
         db,
         sql`
         UPDATE projects SET updated_at = ${guarded(startable(at), at)}, decomp_state = 'pending', decomp_job_id = ${job.jobId},
-          decomp_attempts = decomp_attempts + 1, decomp_reason = NULL, decomp_detail = NULL, decomp_next_at = NULL
+          decomp_attempts = decomp_attempts + 1, decomp_reason = ${fellBack ? "runtime_not_offered" : null},
+          decomp_detail = ${fellBack ? notOfferedDetail(plan.wanted_runtime, config.decomposition_runtime) : null}, decomp_next_at = NULL
         WHERE id = ${projectId}`,
       ),
       appendEvent(
@@ -86,7 +91,13 @@ export async function startDecomposition(env: Env, db: Db, projectId: string, no
         {
           type: "project.decomposition_requested",
           subject: projectId,
-          payload: { project_id: projectId, job_id: job.jobId, runtime: config.decomposition_runtime, attempt: p.decompAttempts + 1 },
+          payload: {
+            project_id: projectId,
+            job_id: job.jobId,
+            runtime: config.decomposition_runtime,
+            attempt: p.decompAttempts + 1,
+            model_work: plan,
+          },
         },
         now,
       ),
@@ -101,6 +112,10 @@ export async function startDecomposition(env: Env, db: Db, projectId: string, no
     console.error(`projects: the dispatch queue refused decomposition job ${job.jobId}; the leases tick will re-dispatch it`, err),
   );
   return { started: true, job_id: job.jobId };
+}
+
+function notOfferedDetail(wanted: string | undefined, runtime: string): string {
+  return `model_work names ${wanted ?? "a runtime"}, which no live runner offered when this attempt started; it runs on ${runtime}`;
 }
 
 /**
@@ -243,10 +258,12 @@ export async function onDecompositionEnded(
     return failed(end.status === "dead" ? "job_dead" : "job_failed", end.reason ?? end.error?.code ?? null);
   }
   const answer = answerOf(end.result);
+  // An attempt that fell back from model_work keeps saying so: the offline answer is its consequence.
+  if (answer.offline && p.decompReason === "runtime_not_offered") return failed("runtime_not_offered", p.decompDetail);
   if (answer.offline) {
     return failed(
       "offline_runtime",
-      "the runner's offline runtime answers with labelled text and cannot decompose; set projects.decomposition_runtime to a model runtime or submit a decomposition by hand",
+      "the runner's offline runtime answers with labelled text and cannot decompose; set model_work (or projects.decomposition_runtime) to a model runtime or submit a decomposition by hand",
     );
   }
   const verdict = readModelDecomposition(answer.text);

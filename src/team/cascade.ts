@@ -142,7 +142,12 @@ function cascadeRole(
  * the global `[team]` value, else the built-in default (for a role that binds neither runtime nor
  * model: the employee's own model). Overriding one field keeps the other fields of the level below.
  */
-export function cascadeTeamConfig(global: TeamSettings, employee: TeamSettings | undefined, own: EmployeeModel, prior?: RolePrior): EffectiveTeamConfig {
+export function cascadeTeamConfig(
+  global: TeamSettings,
+  employee: TeamSettings | undefined,
+  own: EmployeeModel,
+  prior?: RolePrior,
+): EffectiveTeamConfig {
   const reports: CascadeReport[] = [];
   const emp = employee ?? {};
 

@@ -69,7 +69,8 @@ export async function openTeamGoal(db: Db, input: OpenTeamGoalInput, now: Date):
   if (!eff.enabled) return { team: "disabled" };
   const executor = eff.roles.executor;
   const measuredGap =
-    input.capability_gap ?? (input.advice && executor.runtime ? (input.advice.gap("executor", executor.runtime, executor.model) ?? undefined) : undefined);
+    input.capability_gap ??
+    (input.advice && executor.runtime ? (input.advice.gap("executor", executor.runtime, executor.model) ?? undefined) : undefined);
 
   const gateInput = {
     mode: eff.gate,

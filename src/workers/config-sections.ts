@@ -12,6 +12,7 @@ import { evalConfig } from "../eval/config";
 import { councilConfig } from "../council/config";
 import { projectsConfig } from "../projects/config";
 import { reputationConfig } from "../nodes/reputation-config";
+import { modelWorkConfig } from "../jobs/model-work";
 
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({
@@ -28,4 +29,5 @@ export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<stri
   [councilConfig.name]: councilConfig,
   [projectsConfig.name]: projectsConfig,
   [reputationConfig.name]: reputationConfig,
+  [modelWorkConfig.name]: modelWorkConfig,
 });

@@ -250,8 +250,24 @@ describe("the capability matrix on the real runner", () => {
       // because the measured pass rates sit far from one half — which the declaration cannot know.
       expect(started.body.declared_resolution.cells).toEqual(
         [WEAK.model, STRONG.model].flatMap((model) => [
-          expect.objectContaining({ domain: "config-edits", role: "executor", runtime: "claude", model, n: 7, achievable_mde: expect.closeTo(0.572, 3), resolvable: false }),
-          expect.objectContaining({ domain: "log-triage", role: "executor", runtime: "claude", model, n: 6, achievable_mde: expect.closeTo(0.626, 3), resolvable: false }),
+          expect.objectContaining({
+            domain: "config-edits",
+            role: "executor",
+            runtime: "claude",
+            model,
+            n: 7,
+            achievable_mde: expect.closeTo(0.572, 3),
+            resolvable: false,
+          }),
+          expect.objectContaining({
+            domain: "log-triage",
+            role: "executor",
+            runtime: "claude",
+            model,
+            n: 6,
+            achievable_mde: expect.closeTo(0.626, 3),
+            resolvable: false,
+          }),
         ]),
       );
 

@@ -67,6 +67,9 @@ export interface PrescreenRecord {
   source?: string;
   reason?: string;
   decided_at?: string;
+  /** Mode `off`: why no model screened it (a `model_work` reason token), and the runtime nobody offered. */
+  fell_back_because?: string;
+  wanted_runtime?: string;
 }
 
 export const councilProposals = sqliteTable(

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
 import { requireAuth } from "../../lib/auth";
-import { presentSection, readSection, writeSection } from "../../lib/config";
+import { presentSectionAt, readSection, writeSection } from "../../lib/config";
 import { AppError } from "../../lib/errors";
 import { validate } from "../../lib/validation";
 import type { AppEnv } from "../app-env";
@@ -23,10 +23,12 @@ function sectionOrThrow(name: string) {
 export const configRoutes = new Hono<AppEnv>()
   .get("/:section", requireAuth({ operator: "viewer" }), validate("param", sectionParam), async (c) => {
     const section = sectionOrThrow(c.req.valid("param").section);
-    return c.json(presentSection(section, await readSection(getDb(c.env.DB), section)));
+    const db = getDb(c.env.DB);
+    return c.json(await presentSectionAt(db, section, await readSection(db, section), c.var.clock.now()));
   })
   .put("/:section", requireAuth({ operator: "admin" }), validate("param", sectionParam), validate("json", z.unknown()), async (c) => {
     const section = sectionOrThrow(c.req.valid("param").section);
-    const value = await writeSection(getDb(c.env.DB), section, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
-    return c.json(presentSection(section, value));
+    const db = getDb(c.env.DB);
+    const value = await writeSection(db, section, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+    return c.json(await presentSectionAt(db, section, value, c.var.clock.now()));
   });

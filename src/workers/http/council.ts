@@ -2,10 +2,9 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
 import { requireAuth, requireAuthInWrite } from "../../lib/auth";
-import { readSection } from "../../lib/config";
 import { AppError } from "../../lib/errors";
 import { prose, validate } from "../../lib/validation";
-import { councilConfig } from "../../council/config";
+import { readCouncilConfig } from "../../council/config";
 import { checkSession, postDialog, postDirectDialog, ratifyVeto, v1DialogBody, vetoSession } from "../../council/dialog";
 import { getProposal, proposalInput, submitProposal } from "../../council/proposals";
 import { cryptoRandom } from "../../council/random";
@@ -42,7 +41,7 @@ export const councilRoutes = new Hono<AppEnv>()
   .post("/proposals", requireAuth({ node: true }), validate("json", proposalInput), async (c) => {
     const db = getDb(c.env.DB);
     const result = await submitProposal(c.env, db, nodeOf(c.var.principal), c.req.valid("json"), c.var.clock.now(), {
-      config: await readSection(db, councilConfig),
+      config: await readCouncilConfig(db, c.var.clock.now()),
       random: cryptoRandom,
     });
     return c.json({ proposal_id: result.proposal_id, session_id: result.session_id, status: result.proposal_status }, result.status);

@@ -20,9 +20,14 @@ export const evalRoutes = new Hono<AppEnv>()
     if (!current) throw notFound("matrix (no measurement has written one yet)");
     return c.json(current);
   })
-  .get("/matrix/:run_id", requireAuth({ operator: "viewer" }), validate("param", z.object({ run_id: z.string().regex(/^evr_[0-9a-f]{16}$/) })), async (c) => {
-    return c.json(await runView(getDb(c.env.DB), c.req.valid("param").run_id));
-  })
+  .get(
+    "/matrix/:run_id",
+    requireAuth({ operator: "viewer" }),
+    validate("param", z.object({ run_id: z.string().regex(/^evr_[0-9a-f]{16}$/) })),
+    async (c) => {
+      return c.json(await runView(getDb(c.env.DB), c.req.valid("param").run_id));
+    },
+  )
   .get("/suites", requireAuth({ operator: "viewer" }), async (c) => {
     const loaded = loadSuites();
     if (!loaded.ok) return c.json({ ok: false, errors: loaded.errors }, 500);
@@ -31,7 +36,12 @@ export const evalRoutes = new Hono<AppEnv>()
         domain: s.domain,
         gold_pass: s.gold_pass,
         gold_fail: s.gold_fail,
-        cases: s.cases.map((k) => ({ case_id: k.id, title: k.title ?? null, criteria: k.acceptance_criteria.length, verifier: k.transcript !== undefined })),
+        cases: s.cases.map((k) => ({
+          case_id: k.id,
+          title: k.title ?? null,
+          criteria: k.acceptance_criteria.length,
+          verifier: k.transcript !== undefined,
+        })),
       })),
     });
   });

@@ -228,7 +228,12 @@ describe("emergency veto", () => {
 
     // The save refuses it too (a decomposition that lands after the route looked): the session's
     // object, asked directly, changes nothing.
-    const direct = await getCouncilSession(env, sid).veto({ session_id: sid, by: "op_direct", reason: "race", now: Date.now() + 365 * 86_400_000 });
+    const direct = await getCouncilSession(env, sid).veto({
+      session_id: sid,
+      by: "op_direct",
+      reason: "race",
+      now: Date.now() + 365 * 86_400_000,
+    });
     expect(direct).toMatchObject({ ok: false, code: "project_active" });
     expect((await session(sid)).phase).toBe("approved");
     expect((await db.select().from(projects).where(eq(projects.id, s.project_id)))[0]!.status).toBe("active");

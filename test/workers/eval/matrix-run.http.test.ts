@@ -26,7 +26,12 @@ const passOutcome = (c: EvalCase) => {
   const o = transcriptOutcome(c.transcript!);
   return { text: o.text, exit_status: o.exit_status ?? 0, files: o.files, runtime: "codex" };
 };
-const failOutcome = (c: EvalCase) => ({ text: "I could not do it.", exit_status: 1, files: Object.fromEntries(Object.keys(transcriptOutcome(c.transcript!).files).map((p) => [p, null])), runtime: "codex" });
+const failOutcome = (c: EvalCase) => ({
+  text: "I could not do it.",
+  exit_status: 1,
+  files: Object.fromEntries(Object.keys(transcriptOutcome(c.transcript!).files).map((p) => [p, null])),
+  runtime: "codex",
+});
 
 async function runAll(runnerToken: string, runId: string, answer: (job: any, c: EvalCase) => Promise<void>, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
@@ -36,7 +41,12 @@ async function runAll(runnerToken: string, runId: string, answer: (job: any, c: 
     if (Date.now() > deadline) throw new Error(`run ${runId} still ${view.status}: ${JSON.stringify(view.progress)}`);
     const res = await call("/v1/runner/lease", { token: runnerToken, body: { capacity: 4, wait_ms: 500, runtimes: ["codex", "claude"] } });
     for (const job of res.body.jobs as any[]) {
-      const key = job.kind === "eval_case" ? `${job.payload.domain}/${job.payload.case_id}` : /^# Role: verifier/m.test(job.payload.prompt) ? "verifier" : "";
+      const key =
+        job.kind === "eval_case"
+          ? `${job.payload.domain}/${job.payload.case_id}`
+          : /^# Role: verifier/m.test(job.payload.prompt)
+            ? "verifier"
+            : "";
       if (job.kind === "eval_case" && job.payload.run_id === runId) await answer(job, byKey.get(key)!);
       else if (job.kind === "utility" && key === "verifier") await answer(job, undefined as unknown as EvalCase);
       else await failStage(runnerToken, job, "cli_error", "not this test's job");
@@ -46,19 +56,26 @@ async function runAll(runnerToken: string, runId: string, answer: (job: any, c: 
 
 describe("a capability-matrix measurement", () => {
   it("refuses what it cannot run, and says so before anything runs", async () => {
-    expect((await call("/v1/eval/matrix", { body: { models: [{ runtime: "codex", model: "gpt-5.5" }], suites: ["nope"] } })).status).toBe(422);
+    expect((await call("/v1/eval/matrix", { body: { models: [{ runtime: "codex", model: "gpt-5.5" }], suites: ["nope"] } })).status).toBe(
+      422,
+    );
     const unpriced = await call("/v1/eval/matrix", { body: { models: [{ runtime: "codex", model: "gpt-5.5" }], budget_usd: 1 } });
     expect(unpriced.status).toBe(422);
     expect(unpriced.body).toMatchObject({ reason: "price_missing", models: ["gpt-5.5"] });
     expect((await call("/v1/eval/matrix", { body: { roles: ["executor"] } })).status).toBe(422);
-    expect((await call("/v1/eval/matrix", { body: { models: [{ runtime: "codex", model: "gpt-5.5" }], cases: ["config-edits/nope"] } })).status).toBe(422);
+    expect(
+      (await call("/v1/eval/matrix", { body: { models: [{ runtime: "codex", model: "gpt-5.5" }], cases: ["config-edits/nope"] } })).status,
+    ).toBe(422);
     expect(await eventsOf("eval.run_started")).toEqual([]);
   });
 
   it("scores executor runs by their assertions and writes the report and the matrix, unresolved where the sample is small", async () => {
     const runner = await createRunner("eval-1");
     // Before any measurement the composer has nothing to read.
-    await call("/v1/config/team", { method: "PUT", body: { enabled: true, roles: { executor: { runtime: "codex" }, verifier: { runtime: "claude", model: "claude-haiku-4-5" } } } });
+    await call("/v1/config/team", {
+      method: "PUT",
+      body: { enabled: true, roles: { executor: { runtime: "codex" }, verifier: { runtime: "claude", model: "claude-haiku-4-5" } } },
+    });
     await call("/v1/employees/mio", { method: "PUT", body: { name: "Mio", runtime: "claude", model: { preferred: "claude-sonnet-4-6" } } });
     const signals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
     const goal = { title: "Tidy the config", acceptance_criteria: ["a", "b", "c"], signals };
@@ -82,7 +99,14 @@ describe("a capability-matrix measurement", () => {
     expect(started.body.declared_resolution.cells).toEqual(
       ["gpt-5.5", "gpt-5.5-mini"].flatMap((model) =>
         [...new Set(passing.map((c) => c.domain))].map((domain) =>
-          expect.objectContaining({ domain, role: "executor", model, n: perDomain(domain), achievable_mde: expect.closeTo(0.99, 2), resolvable: false }),
+          expect.objectContaining({
+            domain,
+            role: "executor",
+            model,
+            n: perDomain(domain),
+            achievable_mde: expect.closeTo(0.99, 2),
+            resolvable: false,
+          }),
         ),
       ),
     );
@@ -132,16 +156,28 @@ describe("a capability-matrix measurement", () => {
     await createRunner("eval-host"); // the scripted runner below offers codex: the prior needs it on the host
     const runs = Array.from({ length: 40 }, (_, i) => [
       { role: "executor", domain: "config-edits", case_id: `c${i}`, runtime: "codex", model: "gpt-5.5", verdict: i < 36 ? "PASS" : "FAIL" },
-      { role: "executor", domain: "config-edits", case_id: `c${i}`, runtime: "codex", model: "gpt-5.5-mini", verdict: i < 8 ? "PASS" : "FAIL" },
+      {
+        role: "executor",
+        domain: "config-edits",
+        case_id: `c${i}`,
+        runtime: "codex",
+        model: "gpt-5.5-mini",
+        verdict: i < 8 ? "PASS" : "FAIL",
+      },
     ]).flat() as any[];
     const report = buildMatrixReport({ design: { ...DEFAULT_DESIGN, declared_mde: 0.3 }, generated_at: new Date().toISOString(), runs });
-    await env.DB.prepare("INSERT INTO eval_matrix (id, run_id, toml, updated_at) VALUES (1, 'evr_0000000000000000', ?, ?) ON CONFLICT(id) DO UPDATE SET toml = excluded.toml")
+    await env.DB.prepare(
+      "INSERT INTO eval_matrix (id, run_id, toml, updated_at) VALUES (1, 'evr_0000000000000000', ?, ?) ON CONFLICT(id) DO UPDATE SET toml = excluded.toml",
+    )
       .bind(serializeMatrix(report), new Date().toISOString())
       .run();
     const runner = await createRunner("eval-prior");
     await call("/v1/runner/lease", { token: runner.token, body: { capacity: 1, wait_ms: 0, runtimes: ["codex", "claude"] } });
     await call("/v1/employees/rui", { method: "PUT", body: { name: "Rui", runtime: "claude", model: { preferred: "claude-sonnet-4-6" } } });
-    await call("/v1/config/team", { method: "PUT", body: { enabled: true, roles: { executor: { runtime: "codex" }, verifier: { runtime: "claude", model: "claude-haiku-4-5" } } } });
+    await call("/v1/config/team", {
+      method: "PUT",
+      body: { enabled: true, roles: { executor: { runtime: "codex" }, verifier: { runtime: "claude", model: "claude-haiku-4-5" } } },
+    });
     const signals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
     let res: any;
     for (let i = 0; i < 50; i++) {
@@ -154,7 +190,13 @@ describe("a capability-matrix measurement", () => {
     await call(`/v1/tasks/${res.body.task_id}/settle`, { body: { status: "failed" } });
 
     // An explicit model wins over the matrix.
-    await call("/v1/config/team", { method: "PUT", body: { enabled: true, roles: { executor: { runtime: "codex", model: "gpt-5.5-mini" }, verifier: { runtime: "claude", model: "claude-haiku-4-5" } } } });
+    await call("/v1/config/team", {
+      method: "PUT",
+      body: {
+        enabled: true,
+        roles: { executor: { runtime: "codex", model: "gpt-5.5-mini" }, verifier: { runtime: "claude", model: "claude-haiku-4-5" } },
+      },
+    });
     const pinned = await call("/v1/employees/rui/goals", { body: { title: "Tidy", acceptance_criteria: ["a", "b", "c"], signals } });
     expect(pinned.body.team_spec.roles.executor).toMatchObject({ model: "gpt-5.5-mini" });
     // …and the gate now measures the capability gap between it and the winner (signals still shown).
@@ -166,12 +208,31 @@ describe("a capability-matrix measurement", () => {
   it("stops dispatching when the budget cannot hold the next run's reservation, and reports what ran", async () => {
     const runner = await createRunner("eval-budget");
     // 20k input + 4k output tokens at $10/$30 per Mtok reserve $0.32 a run: $1 holds three.
-    expect((await call("/v1/config/eval", { method: "PUT", body: { prices: { "gpt-5.5": { input_per_mtok: 10, output_per_mtok: 30 } }, parallel: 1 } })).status).toBe(200);
-    const started = await call("/v1/eval/matrix", { body: { roles: ["executor"], models: [{ runtime: "codex", model: "gpt-5.5" }], budget_usd: 1, cases: passing.slice(0, 5).map((c) => `${c.domain}/${c.id}`) } });
+    expect(
+      (
+        await call("/v1/config/eval", {
+          method: "PUT",
+          body: { prices: { "gpt-5.5": { input_per_mtok: 10, output_per_mtok: 30 } }, parallel: 1 },
+        })
+      ).status,
+    ).toBe(200);
+    const started = await call("/v1/eval/matrix", {
+      body: {
+        roles: ["executor"],
+        models: [{ runtime: "codex", model: "gpt-5.5" }],
+        budget_usd: 1,
+        cases: passing.slice(0, 5).map((c) => `${c.domain}/${c.id}`),
+      },
+    });
     expect(started.status, JSON.stringify(started.body)).toBe(202);
     // Every run reports no usage: its reservation stands as its cost.
     const view = await runAll(runner.token, started.body.run_id, (job, c) => completeStage(runner.token, job, passOutcome(c)));
-    expect(view).toMatchObject({ status: "stopped", stop_reason: "budget", progress: { done: 3, skipped: 2 }, spend: { runs_with_unknown_cost: 3, budget_usd: 1 } });
+    expect(view).toMatchObject({
+      status: "stopped",
+      stop_reason: "budget",
+      progress: { done: 3, skipped: 2 },
+      spend: { runs_with_unknown_cost: 3, budget_usd: 1 },
+    });
     expect(view.report.cells[0]).toMatchObject({ n: 3 });
     expect((await eventsOf("eval.run_stopped", started.body.run_id))[0]!.payload).toMatchObject({ reason: "budget" });
     await call("/v1/config/eval", { method: "PUT", body: {} });
@@ -179,7 +240,9 @@ describe("a capability-matrix measurement", () => {
 
   it("counts a verifier reply without a verdict as unparseable and leaves it out of every rate", async () => {
     const runner = await createRunner("eval-verifier");
-    const started = await call("/v1/eval/matrix", { body: { roles: ["verifier"], models: [{ runtime: "claude", model: "claude-haiku-4-5" }] } });
+    const started = await call("/v1/eval/matrix", {
+      body: { roles: ["verifier"], models: [{ runtime: "claude", model: "claude-haiku-4-5" }] },
+    });
     expect(started.status, JSON.stringify(started.body)).toBe(202);
     let i = 0;
     const view = await runAll(runner.token, started.body.run_id, async (job) => {
@@ -190,7 +253,9 @@ describe("a capability-matrix measurement", () => {
     const cell = (view.report.cells as any[])[0];
     expect(cell).toMatchObject({ role: "verifier", model: "claude-haiku-4-5" });
     expect(JSON.stringify(cell)).toContain("unparseable");
-    const rows = await env.DB.prepare("SELECT verdict, COUNT(*) AS n FROM eval_jobs WHERE run_id = ? GROUP BY verdict").bind(started.body.run_id).all();
+    const rows = await env.DB.prepare("SELECT verdict, COUNT(*) AS n FROM eval_jobs WHERE run_id = ? GROUP BY verdict")
+      .bind(started.body.run_id)
+      .all();
     expect(rows.results).toEqual(expect.arrayContaining([{ verdict: "unparseable", n: 1 }]));
   });
 });
