@@ -7,6 +7,7 @@ import inboxCeiling from "./inbox-ceiling.bench.mjs";
 import inboxGrowth from "./inbox-growth.bench.mjs";
 import prediction from "./prediction.bench.mjs";
 import runnerProtocol from "./runner-protocol.bench.mjs";
+import swarm from "./swarm.bench.mjs";
 import topologyTick from "./topology-tick.bench.mjs";
 
-export const BENCHMARKS = [runnerProtocol, inboxGrowth, inboxCeiling, council, topologyTick, prediction, audit, conversation];
+export const BENCHMARKS = [runnerProtocol, inboxGrowth, inboxCeiling, council, topologyTick, prediction, audit, conversation, swarm];

@@ -2,6 +2,7 @@ import type { AgentLock } from "./durable-objects/agent-lock";
 import type { AuditSealer } from "./durable-objects/audit-sealer";
 import type { CouncilSession } from "./durable-objects/council-session";
 import type { EvolutionSemaphore } from "./durable-objects/evolution-semaphore";
+import type { NodePresence } from "./durable-objects/node-presence";
 import type { RateWindow } from "./durable-objects/rate-window";
 import type { RunnerInbox } from "./durable-objects/runner-inbox";
 import type { ApprovalDeliveryMessage } from "./queues/approval-delivery-message";
@@ -27,6 +28,10 @@ declare global {
       EVOLUTION_SEMAPHORE: DurableObjectNamespace<EvolutionSemaphore>;
       APPROVAL_DELIVERIES: Queue<ApprovalDeliveryMessage>;
       AUDIT_SEALER: DurableObjectNamespace<AuditSealer>;
+      // Heartbeat presence, PRESENCE_SHARDS objects by node id hash (src/durable-objects/node-presence.ts).
+      NODE_PRESENCE: DurableObjectNamespace<NodePresence>;
+      // Events past `[events] retention_days`, gzip NDJSON per day (src/events/retention.ts).
+      EVENT_ARCHIVE: R2Bucket;
       // The audit checkpoint key: an Ed25519 private JWK (secret; see src/audit/keys.ts). Absent: the
       // chain is sealed but no checkpoint is signed. AUDIT_SEALING "off" stops sealing (benchmarks).
       AUDIT_SIGNING_KEY?: string;
@@ -35,6 +40,9 @@ declare global {
       SLACK_WEBHOOK_URL?: string;
       SLACK_SIGNING_SECRET?: string;
       APPROVAL_WEBHOOK_SECRET?: string;
+      // The SOUL rollback diffs' key (issue 23; seed 003 §6.3): 32 bytes in base64 (secret). Absent:
+      // rollback diffs are stored plain.
+      EVOLUTION_KEY?: string;
       ENVIRONMENT: "development" | "test" | "production";
       ADMIN_TOKEN?: string;
       VERSION?: string;
@@ -54,7 +62,8 @@ declare global {
         | "RateWindow"
         | "AgentLock"
         | "EvolutionSemaphore"
-        | "AuditSealer";
+        | "AuditSealer"
+        | "NodePresence";
     }
   }
 }

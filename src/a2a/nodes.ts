@@ -5,6 +5,7 @@ import type { Env } from "../env";
 import { AppError } from "../lib/errors";
 import { label } from "../lib/validation";
 import { heartbeat, pendingEvents, takePendingEvents, type Beat } from "../nodes/events";
+import { nodePresence, type PresenceRecorder } from "../nodes/presence-store";
 import { findNode, NODE_ID_PATTERN, registerNode, webhookUrl, type NodeRow } from "../nodes/registry";
 import { rotateNodeSecret } from "../nodes/secrets";
 import type { ProjectsConfig } from "../projects/config";
@@ -232,7 +233,7 @@ export async function a2aHeartbeat(
   body: z.infer<typeof heartbeatBody>,
   token: string | undefined | null,
   now: Date,
-  opts: { admit: Admit; projects: ProjectsConfig },
+  opts: { admit: Admit; projects: ProjectsConfig; defer?: (work: Promise<unknown>) => void },
 ) {
   const nodeId = (body.node_id ?? body.sender_id)!;
   if (body.node_id && body.sender_id && body.node_id !== body.sender_id)
@@ -254,7 +255,13 @@ export async function a2aHeartbeat(
       retry_after_ms: admitted.retry_after_ms,
     });
   }
-  const beat = await heartbeat(db, nodeId, body.ack_through === undefined ? undefined : Number(body.ack_through), now);
+  const beat = await heartbeat(
+    db,
+    nodeId,
+    body.ack_through === undefined ? undefined : Number(body.ack_through),
+    now,
+    nodePresence(env, opts.defer ? { defer: opts.defer } : {}),
+  );
   return beatAnswer("ok", nodeId, now, {
     has_pending_events: beat.pending_events.length > 0,
     pending_events: beat.pending_events,
@@ -289,10 +296,17 @@ const POLL_EVERY_MS = 500;
  * pending until a later `ack_through`). One without it (EvoMap's client never acknowledges) takes what
  * it returns: those events count as delivered and no later poll or heartbeat shows them again.
  */
-export async function pollEvents(db: Db, nodeId: string, body: z.infer<typeof pollBody>, now: Date, wait: Waiter = realTime) {
+export async function pollEvents(
+  db: Db,
+  presence: PresenceRecorder,
+  nodeId: string,
+  body: z.infer<typeof pollBody>,
+  now: Date,
+  wait: Waiter = realTime,
+) {
   const explicit = body.ack_through !== undefined;
   const deadline = wait.nowMs() + (body.timeout_ms ?? DEFAULT_POLL_WAIT_MS);
-  let beat = await heartbeat(db, nodeId, explicit ? Number(body.ack_through) : undefined, now);
+  let beat: Beat = await heartbeat(db, nodeId, explicit ? Number(body.ack_through) : undefined, now, presence);
   for (;;) {
     if (beat.pending_events.length > 0) {
       if (explicit) return pollAnswer(nodeId, beat, true, "ack_through");

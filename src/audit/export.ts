@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { PUBLIC_EVENT_PREFIXES } from "../lib/events";
-import { EXPORT_FORMAT, parsePayload } from "./chain";
+import type { ArchiveReader } from "../events/retention";
+import { EXPORT_FORMAT, parsePayload, type ChainEvent } from "./chain";
 import { lastCheckpoint } from "./checkpoint";
 import { publishedKeys } from "./keys";
 import { loadHead } from "./seal";
@@ -34,6 +35,8 @@ export interface ExportRequest {
   now: Date;
   pageSize?: number;
   maxEvents?: number;
+  /** Where events past the retention window went (issue 26): their chain entries export with them. */
+  archive?: ArchiveReader;
 }
 
 export const EXPORT_PAGE = 1_000;
@@ -50,6 +53,7 @@ export interface ExportPlan {
 interface Row {
   k: 0 | 1;
   seq: number;
+  event_id: number | null;
   prev_hash: string | null;
   hash: string;
   ref: string | null;
@@ -103,6 +107,9 @@ export async function openExport(db: Db, req: ExportRequest): Promise<ExportPlan
       const upTo = Math.min(toSeq, next + pageSize - 1);
       const rows = await page(db, next, upTo);
       next = upTo + 1;
+      // Entries whose event left D1 for the archive (src/events/retention.ts): the event comes from there.
+      const gone = rows.filter((r) => r.k === 0 && r.id === null).map((r) => r.event_id!);
+      const archived = gone.length > 0 && req.archive ? await req.archive.events(gone) : new Map<number, ChainEvent>();
       let chunk = "";
       for (const r of rows) {
         if (r.k === 1) {
@@ -110,8 +117,16 @@ export async function openExport(db: Db, req: ExportRequest): Promise<ExportPlan
           chunk += line({ kind: "checkpoint", seq: r.seq, hash: r.hash, at: r.at, kid: r.kid, sig: r.sig });
           continue;
         }
+        let event: ChainEvent | undefined;
+        if (r.id === null) {
+          event = archived.get(r.event_id!);
+          // Neither in D1 nor in the archive: left out, and the verifier sees the gap.
+          if (!event) continue;
+        } else {
+          event = { id: r.id, type: r.type!, subject: r.subject, payload: parsePayload(r.payload!), created_at: r.created_at! };
+        }
         counts.last_seq = r.seq;
-        if (req.scope === "public" && !isPublicType(r.type!)) {
+        if (req.scope === "public" && !isPublicType(event.type)) {
           counts.redacted++;
           chunk += line({ kind: "redacted", seq: r.seq, prev_hash: r.prev_hash, hash: r.hash });
           continue;
@@ -122,11 +137,11 @@ export async function openExport(db: Db, req: ExportRequest): Promise<ExportPlan
           seq: r.seq,
           prev_hash: r.prev_hash,
           hash: r.hash,
-          id: r.id,
-          type: r.type,
-          subject: r.subject,
-          payload: parsePayload(r.payload!),
-          created_at: r.created_at,
+          id: event.id,
+          type: event.type,
+          subject: event.subject,
+          payload: event.payload,
+          created_at: event.created_at,
           ...(r.ref !== null ? { ref: parsePayload(r.ref) } : {}),
         });
       }
@@ -138,16 +153,16 @@ export async function openExport(db: Db, req: ExportRequest): Promise<ExportPlan
 
 /**
  * Entries and checkpoints of seq from..to, in seq order, a checkpoint after the entry it signs. An
- * entry whose event row is gone is left out: the verifier sees the gap.
+ * entry whose event row left D1 comes with `id` null (the caller looks in the archive).
  */
 function page(db: Db, from: number, to: number): Promise<Row[]> {
   return db.all<Row>(sql`
-    SELECT 0 AS k, c.seq, c.prev_hash, c.hash, c.ref, e.id, e.type, e.subject, e.payload, e.created_at,
+    SELECT 0 AS k, c.seq, c.event_id, c.prev_hash, c.hash, c.ref, e.id, e.type, e.subject, e.payload, e.created_at,
            NULL AS at, NULL AS kid, NULL AS sig
-    FROM audit_chain c JOIN events e ON e.id = c.event_id
+    FROM audit_chain c LEFT JOIN events e ON e.id = c.event_id
     WHERE c.seq BETWEEN ${from} AND ${to}
     UNION ALL
-    SELECT 1, seq, NULL, hash, NULL, NULL, NULL, NULL, NULL, NULL, at, kid, sig
+    SELECT 1, seq, NULL, NULL, hash, NULL, NULL, NULL, NULL, NULL, NULL, at, kid, sig
     FROM audit_checkpoints WHERE seq BETWEEN ${from} AND ${to}
     ORDER BY 2, 1`);
 }

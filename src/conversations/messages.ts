@@ -15,8 +15,9 @@ import { dispatchJob, prepareJob, REDACTED_SECRET } from "../jobs/submit";
 import { searchMemory } from "../knowledge/memory";
 import { extractTopics } from "../prediction";
 import { DEFAULT_ALLOWED_TOOLS, findEmployee } from "../tasks/employees";
+import { soulForEmployeeRun, withSoul } from "../evolution/soul-run";
 import { conversationsConfig } from "./config";
-import { selectPlaybookEntries } from "./playbook";
+import { playbookInjectionStatements, selectPlaybookEntries } from "./playbook";
 import { turnPrompt } from "./prompt";
 import { listTurns, requireConversation } from "./store";
 
@@ -124,7 +125,7 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
   const cfg = await readSection(db, conversationsConfig);
   const history = (await listTurns(db, conversationId)).slice(-cfg.history_turns);
   const [playbook, memory] = await Promise.all([
-    selectPlaybookEntries(db, employee.id, body.content),
+    selectPlaybookEntries(db, employee.id, body.content, { user_id: conv.userId }),
     matchingMemory(db, employee.id, body.content),
   ]);
   const prompt = turnPrompt({
@@ -139,8 +140,10 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
   // The reply runs with its own short-lived token (the employee's MCP tools); the job row keeps none.
   const expires = new Date(now.getTime() + cfg.reply_timeout_ms * 3 + 10 * 60_000);
   const token = await mintEmployeeToken(db, { employee_id: employee.id, job_id: jobId }, expires, now);
+  // The employee's current SOUL travels with the run, which renders it and checks it (the soul guard).
+  const soul = await soulForEmployeeRun(db, employee);
   const payload = {
-    ...replyPayload(employee, conversationId, prompt, cfg.reply_timeout_ms),
+    ...withSoul(replyPayload(employee, conversationId, prompt, cfg.reply_timeout_ms), soul),
     employee_token: token.token,
     employee_token_expires_at: expires.toISOString(),
   };
@@ -151,7 +154,7 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
   const at = now.toISOString();
   // Everything lands only while the conversation is open with no reply in flight and still at this turn.
   const free = sql`EXISTS (SELECT 1 FROM ${conversations} WHERE ${conversations.id} = ${conversationId} AND ${conversations.status} = 'open' AND ${conversations.pendingJobId} IS NULL AND ${conversations.turnCount} = ${conv.turnCount})`;
-  const [, turn, , , , update] = await db.batch([
+  const landed = await db.batch([
     token.insert,
     insertWhere(
       db,
@@ -192,6 +195,13 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
       now,
       free,
     ),
+    // The playbook entries this prompt carries, for their applications once the conversation closes.
+    ...playbookInjectionStatements(
+      db,
+      { agent_id: employee.id, conversation_id: conversationId, turn: seq, entry_ids: playbook.map((e) => e.entry_id) },
+      now,
+      free,
+    ),
     db
       .update(conversations)
       .set({ pendingJobId: prepared.jobId, turnCount: seq, lastActivityAt: at })
@@ -204,6 +214,7 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
         ),
       ),
   ]);
+  const [turn, update] = [landed[1], landed[landed.length - 1]];
   if (rowsChanged(turn) === 0 || rowsChanged(update) === 0) {
     await revokeEmployeeToken(db, prepared.jobId, now);
     const now2 = await requireConversation(db, conversationId);

@@ -10,6 +10,7 @@ import { cryptoRandom } from "./random";
 import { termTick } from "./term-store";
 import { decayReputation } from "../nodes/reputation";
 import { reputationConfig } from "../nodes/reputation-config";
+import { flushPresence } from "../nodes/presence-store";
 
 /**
  * The `council` tick has two parts on two schedules: hourly, the term check (seed 004
@@ -18,11 +19,14 @@ import { reputationConfig } from "../nodes/reputation-config";
  */
 export async function councilTermsTick(env: Env, now: Date) {
   const db = getDb(env.DB);
+  // Heartbeats held in presence go to D1 first (a backstop for the shards' own alarms, issue 26), so
+  // the 48 h unreachability check and decay read every heartbeat.
+  const presence = await flushPresence(env, now);
   const terms = await termTick(db, now, cryptoRandom);
   // Reputation decay runs with the hourly term check (once per node per UTC day, by its ledger reference).
   const initial = (await readSection(db, councilConfig)).initial_reputation;
   const decay = await decayReputation(db, now, await readSection(db, reputationConfig), initial);
-  return { ...terms, reputation_decayed: decay.decayed };
+  return { ...terms, reputation_decayed: decay.decayed, presence_flushed: presence.flushed };
 }
 
 export async function councilSessionsTick(env: Env, now: Date) {

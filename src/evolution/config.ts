@@ -39,6 +39,10 @@ export const evolutionSchema = z.object({
   external_factors: externalFactors.prefault({}),
   /** Reflection and evolution runs across all agents at once (seed 003 MAX_GLOBAL_CONCURRENT). */
   global_concurrency: z.number().int().min(1).max(100).default(8),
+  /** Governed evolution (issue 23 item 5): a SOUL version or playbook commit that would apply waits for a manager's approval. */
+  require_approval: z.boolean().default(false),
+  /** Seed §12.2: the employee's runs may write their rendered SOUL.md even on the AEE path (never adopted: SOUL versions change through the API or the GVU updater). */
+  can_modify_own_soul: z.boolean().default(false),
 });
 export type EvolutionConfig = z.infer<typeof evolutionSchema>;
 
@@ -60,6 +64,8 @@ export const employeeEvolution = z
       .min(1)
       .max(30 * 24),
     strategy: z.enum(EVOLUTION_STRATEGIES),
+    require_approval: z.boolean(),
+    can_modify_own_soul: z.boolean(),
   })
   .partial();
 export type EmployeeEvolution = z.infer<typeof employeeEvolution>;

@@ -8,6 +8,8 @@ import { notFound } from "../lib/errors";
 import { findEmployee } from "../tasks/employees";
 import { effectiveEvolution, evolutionConfig } from "./config";
 import { loadEvolutionState } from "./state";
+import { aeeSummary } from "./aee-view";
+import { gvuSummary } from "./gvu-view";
 
 /** `GET /v1/employees/:id/evolution`: config, thresholds, counters, cooldown, last trigger, recent routes and requests. */
 export async function evolutionView(env: Env, db: Db, employeeId: string, now: Date) {
@@ -15,7 +17,7 @@ export async function evolutionView(env: Env, db: Db, employeeId: string, now: D
   if (!employee) throw notFound(`employee ${employeeId}`);
   const config = effectiveEvolution(await readSection(db, evolutionConfig), employee.config?.evolution);
   const state = await loadEvolutionState(db, employeeId);
-  const [routes, requests, lock] = await Promise.all([
+  const [routes, requests, lock, aee, gvu] = await Promise.all([
     db.select().from(predictionLog).where(eq(predictionLog.agentId, employeeId)).orderBy(desc(predictionLog.id)).limit(20).all(),
     db
       .select()
@@ -25,6 +27,10 @@ export async function evolutionView(env: Env, db: Db, employeeId: string, now: D
       .limit(20)
       .all(),
     getAgentLock(env, employeeId).status({ now: now.getTime() }),
+    // The AEE path (seed 003 §12.7): its rounds, the stagnation card, rejection telemetry per gate.
+    aeeSummary(db, employeeId),
+    // The SOUL and the legacy GVU path (seed 003 §4): its path, current version and GVU rounds.
+    gvuSummary(db, employeeId, config),
   ]);
   const cooling = state.cooldown_until !== null && Date.parse(state.cooldown_until) > now.getTime();
   return {
@@ -54,5 +60,7 @@ export async function evolutionView(env: Env, db: Db, employeeId: string, now: D
       created_at: r.createdAt,
       ...(r.endedAt ? { ended_at: r.endedAt } : {}),
     })),
+    ...aee,
+    ...gvu,
   };
 }

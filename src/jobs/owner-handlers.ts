@@ -7,6 +7,10 @@ import { decompositionJobEnded } from "../projects/decompose";
 import { onReplyJobEnd } from "../conversations/replies";
 import { onReflectionJobEnd } from "../evolution/reflection-handler";
 import { onEvalJobEnd } from "../eval/run";
+import { onAeeJobEnd } from "../evolution/aee-run";
+import { onSettleJobEnd } from "../evolution/aee-settle";
+import { onGvuJobEnd } from "../evolution/gvu-round";
+import { recordRunSoulGuard } from "../evolution/soul-guard";
 import type { OwnerKind } from "./owner-kinds";
 import type { JobError, JobOwner } from "./payloads";
 
@@ -51,6 +55,12 @@ export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<Owne
   ["evolution_request", onReflectionJobEnd],
   // A capability-matrix measurement's case runs: each is scored, then more go out.
   ["eval_run", onEvalJobEnd],
+  // An AEE round's generator, judge and case runs: the round moves on (seed 003 §12.5).
+  ["aee_round", onAeeJobEnd],
+  // A committed entry's settle window: its own cases, then its confirm or rollback (§12.5.4).
+  ["playbook_settle", onSettleJobEnd],
+  // A legacy GVU round's generator and judge (seed 003 §4.2): the round moves on.
+  ["gvu_round", onGvuJobEnd],
 ]);
 
 export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);
@@ -63,5 +73,7 @@ export function isJobEnd(status: JobStatus): status is JobEnd["status"] {
 export async function notifyOwner(env: Env, end: JobEnd): Promise<void> {
   const handler = OWNER_HANDLERS.get(end.owner.kind);
   if (!handler) throw new Error(`no handler for job owner kind '${end.owner.kind}'`);
+  // Every employee run reports on the SOUL it rendered (the soul guard): drift is recorded whoever owns the run.
+  await recordRunSoulGuard(env, end);
   await handler(env, end);
 }

@@ -3,5 +3,5 @@
  * here and its handler in `owner-handlers.ts`; the names live apart from the handlers so payload
  * schemas can validate an owner without importing every feature.
  */
-export const OWNER_KINDS = ["admin", "team_round", "council_proposal", "council_session", "dispatch", "project", "conversation", "evolution_request", "eval_run", "aee_round", "playbook_settle"] as const;
+export const OWNER_KINDS = ["admin", "team_round", "council_proposal", "council_session", "dispatch", "project", "conversation", "evolution_request", "eval_run", "aee_round", "playbook_settle", "gvu_round"] as const;
 export type OwnerKind = (typeof OWNER_KINDS)[number];

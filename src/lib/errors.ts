@@ -35,6 +35,8 @@ export const ERROR_CODES = [
   "already_settled",
   "veto_lapsed",
   "project_active",
+  "too_many_streams",
+  "csrf_failed",
   "unavailable",
   "internal_error",
 ] as const;
@@ -74,6 +76,8 @@ const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
   already_settled: 409,
   veto_lapsed: 409,
   project_active: 409,
+  too_many_streams: 429,
+  csrf_failed: 403,
   unavailable: 503,
   internal_error: 500,
 };
@@ -112,6 +116,8 @@ const titles: Record<ErrorCode, string> = {
   already_settled: "Task already settled",
   veto_lapsed: "Veto lapsed",
   project_active: "Project already active",
+  too_many_streams: "Too many open event streams",
+  csrf_failed: "Form token missing or wrong",
   unavailable: "Service unavailable",
   internal_error: "Internal error",
 };

@@ -3,6 +3,8 @@ import type { Db } from "../db/client";
 import { batchable } from "../db/raw";
 import type { PresentedToken } from "../lib/auth";
 import { liveSubjectSql } from "../lib/credentials";
+import { planBeat, PRESENCE_WINDOW_MS } from "./presence";
+import type { PresenceRecorder } from "./presence-store";
 import { assertNotSuspended, getNode } from "./registry";
 
 export interface PendingEventView {
@@ -84,26 +86,42 @@ export interface Beat {
   has_more: boolean;
 }
 
-/**
- * A heartbeat in one round trip: record it, move the acknowledgement watermark (never backwards,
- * never past the node's newest event, so a bad `ack_through` cannot swallow future events), and
- * read what is still pending: not acknowledged and not confirmed by a webhook push. For a node the
- * caller has authenticated.
- */
-export async function heartbeat(db: Db, nodeId: string, ackThrough: number | undefined, now: Date, limit = 100): Promise<Beat> {
-  const beat = await runHeartbeat(db, nodeId, null, ackThrough, now, limit);
-  if (beat) return beat;
-  // Nothing was recorded: the node is suspended (or gone). Say which, as every node write does.
-  assertNotSuspended(await getNode(db, nodeId));
-  return { pending_events: [], has_more: false };
+/** A heartbeat's answer, and where the heartbeat went (benchmarks and tests; not in any response). */
+export interface RecordedBeat extends Beat {
+  /** `d1`: D1's `last_heartbeat_at` took it (first of a window); `presence`: a NodePresence shard holds it. */
+  recorded: "d1" | "presence";
 }
 
 /**
- * The same heartbeat for a presented node token not yet checked (issue 8's benchmark path): both
- * statements also require the token to be a live node credential of this node (the rule of
- * `authenticate` in lib/auth.ts), so the heartbeat is one D1 round trip with no credential read
- * before it. Null when the token did not pass (or the node is gone): nothing was written, and the
- * caller authenticates the usual way to give the exact 401/403.
+ * A heartbeat (issue 26): read the node's state and its pending page in one read-only D1 batch, then
+ * write D1 only when a query needs it (src/nodes/presence.ts): the first heartbeat of a window, or an
+ * `ack_through` that moves the acknowledgement watermark (never backwards, never past the node's
+ * newest event, so a bad `ack_through` cannot swallow future events). Otherwise a presence shard
+ * holds the heartbeat and writes it to D1 before any window query could tell. The page returned is
+ * what is still pending after the acknowledgement: not acknowledged and not confirmed by a webhook
+ * push. For a node the caller has authenticated.
+ */
+export async function heartbeat(
+  db: Db,
+  nodeId: string,
+  ackThrough: number | undefined,
+  now: Date,
+  presence: PresenceRecorder,
+  limit = 100,
+): Promise<RecordedBeat> {
+  const beat = await runHeartbeat(db, nodeId, null, ackThrough, now, presence, limit);
+  if (beat) return beat;
+  // Nothing was recorded: the node is suspended (or gone). Say which, as every node write does.
+  assertNotSuspended(await getNode(db, nodeId));
+  return { pending_events: [], has_more: false, recorded: "d1" };
+}
+
+/**
+ * The same heartbeat for a presented node token not yet checked (issue 8's benchmark path): the read
+ * and any write also require the token to be a live node credential of this node (the rule of
+ * `authenticate` in lib/auth.ts), so there is no credential read before them. Null when the token
+ * did not pass (or the node is gone or suspended): nothing was recorded, and the caller
+ * authenticates the usual way to give the exact 401/403.
  */
 export async function heartbeatWithToken(
   db: Db,
@@ -111,9 +129,10 @@ export async function heartbeatWithToken(
   token: PresentedToken,
   ackThrough: number | undefined,
   now: Date,
+  presence: PresenceRecorder,
   limit = 100,
-): Promise<Beat | null> {
-  return runHeartbeat(db, nodeId, token, ackThrough, now, limit);
+): Promise<RecordedBeat | null> {
+  return runHeartbeat(db, nodeId, token, ackThrough, now, presence, limit);
 }
 
 interface PendingRow {
@@ -123,23 +142,78 @@ interface PendingRow {
   created_at: string;
 }
 
+interface StateRow {
+  last_heartbeat_at: string | null;
+  acked_through: number;
+  newest: number;
+}
+
 async function runHeartbeat(
   db: Db,
   nodeId: string,
   token: PresentedToken | null,
   ackThrough: number | undefined,
   now: Date,
+  presence: PresenceRecorder,
   limit: number,
-): Promise<Beat | null> {
-  const sql = token ? HEARTBEAT_WITH_TOKEN : HEARTBEAT;
-  const params = [nodeId, now.toISOString(), ackThrough ?? 0, limit + 1, ...(token ? [token.credential_id, token.secret_hash] : [])];
-  const [updated, pending] = await db.$client.batch([
-    db.$client.prepare(sql.update).bind(...params.slice(0, sql.updateParams)),
-    db.$client.prepare(sql.pending).bind(...params),
+): Promise<RecordedBeat | null> {
+  const q = token ? BEAT_WITH_TOKEN : BEAT;
+  const at = now.toISOString();
+  const nowMs = now.getTime();
+  // ?1 node, ?2 now, ?3 ack_through, ?4 page size + 1, ?5 credential id, ?6 secret hash, ?7 window start.
+  const params = [
+    nodeId,
+    at,
+    ackThrough ?? 0,
+    limit + 1,
+    token?.credential_id ?? null,
+    token?.secret_hash ?? null,
+    new Date(nowMs - PRESENCE_WINDOW_MS).toISOString(),
+  ];
+  const [state, pending] = await db.$client.batch([
+    db.$client.prepare(q.state).bind(...params.slice(0, q.stateParams)),
+    db.$client.prepare(q.pending).bind(...params.slice(0, q.pendingParams)),
   ]);
-  // Nothing written: the token did not pass, or the node is gone or suspended (the caller says which).
-  if (updated!.meta.changes === 0) return null;
-  return beatOf(pending!.results as PendingRow[], limit);
+  const node = (state!.results as StateRow[])[0];
+  // Nothing read: the token did not pass, or the node is gone or suspended (the caller says which).
+  if (!node) return null;
+  const d1Ms = node.last_heartbeat_at === null ? null : Date.parse(node.last_heartbeat_at);
+  const plan = planBeat({ d1LastBeatMs: d1Ms, ackedThrough: node.acked_through, newestEventId: node.newest }, ackThrough, nowMs);
+  const page = beatOf(pending!.results as PendingRow[], limit);
+  if (plan.writeBeat || plan.moveAck) {
+    const written = await db.$client
+      .prepare(q.write)
+      .bind(...params)
+      .all<{ last_heartbeat_at: string | null }>();
+    const row = written.results[0];
+    // D1 took this heartbeat's time.
+    if (row?.last_heartbeat_at === at) return { ...page, recorded: "d1" };
+    // A racing heartbeat of the same window wrote first (no row: nothing left to write), or this
+    // one only moved the watermark: presence holds the time. The heartbeat counts as of its read,
+    // which passed the token and suspension checks; the deadline from an older D1 value is earlier.
+    const d1Now = row ? row.last_heartbeat_at : node.last_heartbeat_at;
+    return { ...page, recorded: await holdOrWrite(db, presence, nodeId, now, d1Now === null ? null : Date.parse(d1Now)) };
+  }
+  const recorded = await holdOrWrite(db, presence, nodeId, now, d1Ms);
+  return { ...page, recorded };
+}
+
+/**
+ * Presence holds the heartbeat; if its shard cannot be reached (overloaded, a deploy), D1 takes it as
+ * it did before presence, so a heartbeat is never lost to the optimisation.
+ */
+async function holdOrWrite(db: Db, presence: PresenceRecorder, nodeId: string, now: Date, d1Ms: number | null) {
+  try {
+    await presence.record(nodeId, now.getTime(), d1Ms);
+    return "presence" as const;
+  } catch (err) {
+    console.error("node presence: record failed, heartbeat written to D1", err);
+    await db.$client
+      .prepare(`UPDATE nodes SET last_heartbeat_at = ?2 WHERE id = ?1 AND (last_heartbeat_at IS NULL OR last_heartbeat_at < ?2)`)
+      .bind(nodeId, now.toISOString())
+      .run();
+    return "d1" as const;
+  }
 }
 
 /**
@@ -200,4 +274,29 @@ const PENDING_PAGE = `SELECT id FROM node_events WHERE node_id = ?1 AND delivere
     AND id > (SELECT acked_through FROM nodes WHERE id = ?1) ORDER BY id LIMIT ?2`;
 const TAKE = `UPDATE nodes SET acked_through = (SELECT MAX(id) FROM (${PENDING_PAGE}))
     WHERE id = ?1 AND EXISTS (${PENDING_PAGE})`;
-const HEARTBEAT_WITH_TOKEN = heartbeatSql(` AND ${liveSubjectSql("node", "?5", "?6", "?2")} = ?1`);
+
+/**
+ * The heartbeat's read and its write (when planBeat asks for one), plain SQL with the numbered
+ * parameters of runHeartbeat. The read computes the watermark the acknowledgement leads to, so its
+ * page is already what remains pending after the write.
+ */
+function beatSql(guard: string) {
+  const newest = `(SELECT COALESCE(MAX(id), 0) FROM node_events WHERE node_id = ?1)`;
+  const live = `id = ?1 AND suspended_at IS NULL${guard}`;
+  const state = `SELECT last_heartbeat_at, acked_through, ${newest} AS newest FROM nodes WHERE ${live}`;
+  const pending = `SELECT id, type, payload, created_at FROM node_events
+    WHERE node_id = ?1 AND id > (SELECT MAX(acked_through, MIN(?3, ${newest})) FROM nodes WHERE ${live}) AND delivered_at IS NULL
+    ORDER BY id LIMIT ?4`;
+  // A window's first heartbeat takes last_heartbeat_at unless a racing one of the same window did
+  // (then, with no watermark to move, nothing is written: D1 takes one write per window); the test
+  // clock going back resets it, as before presence.
+  const write = `UPDATE nodes SET acked_through = MAX(acked_through, MIN(?3, ${newest})),
+      last_heartbeat_at = CASE WHEN last_heartbeat_at IS NULL OR last_heartbeat_at <= ?7 OR last_heartbeat_at > ?2 THEN ?2
+        ELSE last_heartbeat_at END
+    WHERE ${live} AND (last_heartbeat_at IS NULL OR last_heartbeat_at <= ?7 OR last_heartbeat_at > ?2 OR acked_through < MIN(?3, ${newest}))
+    RETURNING last_heartbeat_at`;
+  // D1 wants exactly as many bound values as the statement's highest parameter number.
+  return { state, pending, write, stateParams: guard ? 6 : 1, pendingParams: guard ? 6 : 4 };
+}
+const BEAT = beatSql("");
+const BEAT_WITH_TOKEN = beatSql(` AND ${liveSubjectSql("node", "?5", "?6", "?2")} = ?1`);

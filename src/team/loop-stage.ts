@@ -4,6 +4,7 @@ import { answerOf } from "../jobs/model-answer";
 import { employeeTurnPayload, utilityPayload, type EmployeeTurnPayload, type UtilityPayload } from "../jobs/payloads";
 import { readSection } from "../lib/config";
 import { searchMemory } from "../knowledge/memory";
+import { soulForEmployeeRun, withSoul } from "../evolution/soul-run";
 import { DEFAULT_ALLOWED_TOOLS } from "../tasks/employees";
 import { evaluateRound, frozenCriteria, type Evaluation } from "./acceptance";
 import type { RoundState, StageRecord } from "./composer";
@@ -102,7 +103,9 @@ export async function loopStageJob(
       const memory = (await searchMemory(db, employee.id, ctx.goal.title, MEMORY_ENTRIES).catch(() => [])).map((m) => m.text);
       const recheck = await earlierArtifacts(db, rounds);
       const effort = employeeEffort(employee);
-      const payload = employeeTurnPayload.parse({
+      // The employee's current SOUL travels with the run, which renders it and checks it (the soul guard).
+      const soul = await soulForEmployeeRun(db, employee);
+      const parsed = employeeTurnPayload.parse({
         runtime: employee.runtime,
         model: employee.modelPreferred,
         ...(effort ? { effort } : {}),
@@ -132,6 +135,7 @@ export async function loopStageJob(
         ...(recheck.length ? { recheck_paths: recheck } : {}),
         timeout_ms: cfg.work_timeout_ms,
       });
+      const payload = withSoul(parsed, soul);
       return { kind: "employee_turn", payload, runtime: employee.runtime, model: employee.modelPreferred };
     }
     if (stage.kind === "evaluate") {

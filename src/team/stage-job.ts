@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { soulForRun } from "../jobs/payloads";
 import { MEMBER_STAGE_KINDS } from "./budget";
 import { TEAM_RUNTIMES } from "./catalog";
 import { EFFORT_LEVELS } from "./effort";
@@ -68,6 +69,8 @@ export const teamStagePayload = z
           .string()
           .max(32 * 1024)
           .optional(),
+        /** The employee's current SOUL (issue 23): the member's SOUL.md carries it as the identity. */
+        soul: soulForRun.optional(),
       })
       .optional(),
     timeout_ms: z

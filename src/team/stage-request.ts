@@ -6,6 +6,7 @@ import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
 import { DEFAULT_ALLOWED_TOOLS, findEmployee } from "../tasks/employees";
 import { findTask } from "../tasks/view";
+import { soulForEmployeeRun } from "../evolution/soul-run";
 import type { MemberStageKind, StageKind } from "./budget";
 import type { RoundState, StageRecord } from "./composer";
 import { effortForRuntime } from "./effort";
@@ -226,10 +227,19 @@ export async function stageRequest(
     timeout_ms: STAGE_TIMEOUT_MS,
   };
   // A token of the real shape stands in for the one minted after admission.
-  const check = teamStagePayload.safeParse({
-    ...draft,
-    member_token: `mbr_${"0".repeat(16)}.${"0".repeat(64)}`,
-    member_token_expires_at: new Date().toISOString(),
-  });
-  return check.success ? draft : null;
+  const fits = (d: typeof draft) =>
+    teamStagePayload.safeParse({
+      ...d,
+      member_token: `mbr_${"0".repeat(16)}.${"0".repeat(64)}`,
+      member_token_expires_at: new Date().toISOString(),
+    }).success;
+  // The member's SOUL.md carries the employee's SOUL (issue 23) when the payload still fits with it;
+  // otherwise the member gets the employee's name as its identity, as before SOUL versions.
+  const soul = ctx.employee ? await soulForEmployeeRun(db, ctx.employee) : undefined;
+  if (soul && draft.employee) {
+    const withSoul = { ...draft, employee: { ...draft.employee, soul } };
+    if (fits(withSoul)) return withSoul;
+    console.warn(`team: stage ${stage.stage_id} runs without the SOUL of ${ctx.employeeId} (the payload would be too large)`);
+  }
+  return fits(draft) ? draft : null;
 }

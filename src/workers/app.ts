@@ -23,12 +23,18 @@ import { runnerRoutes } from "./http/runner";
 import { tasksRoutes } from "./http/tasks";
 import { topologyRoutes } from "./http/topology";
 import { knowledgeRoutes } from "./http/knowledge";
+import { playbookRoutes } from "./http/playbook";
+import { soulRoutes } from "./http/soul";
 import { auditPoke, auditRoutes, auditWellKnownRoutes, publicAuditRoutes } from "./http/audit";
 import { costRoutes, teamEmployeeRoutes, teamRoutes, teamTaskRoutes } from "./http/team";
 import { bodyLimit } from "./middleware/body-limit";
 import { methodNotAllowed } from "./middleware/method-not-allowed";
 import { requestId } from "./middleware/request-id";
 import { problemResponse, toAppError } from "./problem";
+import { webAssetsRoutes } from "./http/web-assets";
+import { consoleSessionRoutes } from "./http/console-session";
+import { consoleRoutes } from "./http/console";
+import { publicPagesRoutes } from "./http/pages-public";
 
 export const app = new Hono<AppEnv>();
 
@@ -62,6 +68,8 @@ app.route("/v1/team", teamRoutes);
 app.route("/v1/tasks", teamTaskRoutes);
 app.route("/v1/employees", teamEmployeeRoutes);
 app.route("/v1/employees", knowledgeRoutes);
+app.route("/v1/employees", playbookRoutes);
+app.route("/v1/employees", soulRoutes);
 app.route("/v1/cost", costRoutes);
 app.route("/v1/conversations", conversationsRoutes);
 app.route("/v1/eval", evalRoutes);
@@ -74,6 +82,11 @@ app.route("/v1/swarm", swarmRoutes);
 app.route("/a2a", a2aRoutes);
 app.route("/a2a", a2aCouncilRoutes);
 app.route("/a2a", a2aProjectRoutes);
+// The web console and the public observation pages (issue 25): HTML, same Worker, same feature functions.
+app.route("/assets", webAssetsRoutes);
+app.route("/console", consoleSessionRoutes);
+app.route("/console", consoleRoutes);
+app.route("/", publicPagesRoutes);
 
 app.notFound((c) => problemResponse(c, new AppError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
 

@@ -13,6 +13,7 @@ import { councilConfig } from "../council/config";
 import { projectsConfig } from "../projects/config";
 import { reputationConfig } from "../nodes/reputation-config";
 import { modelWorkConfig } from "../jobs/model-work";
+import { eventsConfig } from "../events/config";
 
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({
@@ -30,4 +31,5 @@ export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<stri
   [projectsConfig.name]: projectsConfig,
   [reputationConfig.name]: reputationConfig,
   [modelWorkConfig.name]: modelWorkConfig,
+  [eventsConfig.name]: eventsConfig,
 });

@@ -16,6 +16,7 @@ export { CouncilSession } from "../durable-objects/council-session";
 export { AgentLock } from "../durable-objects/agent-lock";
 export { EvolutionSemaphore } from "../durable-objects/evolution-semaphore";
 export { AuditSealer } from "../durable-objects/audit-sealer";
+export { NodePresence } from "../durable-objects/node-presence";
 
 /** Queue names, as in wrangler.toml. */
 export const QUEUES = {

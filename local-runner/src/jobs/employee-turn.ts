@@ -27,6 +27,9 @@ import { ranReport } from "../members/stage-result.ts";
 import { employeeTools, withoutCrewplaneTools } from "../members/tools.ts";
 import type { EmployeeTool, RoleTools } from "../members/tools.ts";
 import { buildTurnResult } from "../members/turn-result.ts";
+import type { EmployeeTurnResult } from "../members/turn-result.ts";
+import { renderRunSoul, soulDenyRules } from "../members/soul-guard.ts";
+import type { RenderedSoul } from "../members/soul-guard.ts";
 import { scanWorkspace, workspaceEvidence } from "../members/workspace-scan.ts";
 import type { JobFailure } from "../protocol.ts";
 import type { RuntimeEntry } from "../runtimes/index.ts";
@@ -73,6 +76,17 @@ export const employeeTurnPayloadSchema = z
     // use (absent, `[redacted]`, malformed) means a run without the crewplane server, never a failed turn.
     employee_token: z.string().nullish(),
     employee_token_expires_at: z.string().nullish(),
+    // The employee's SOUL and its fingerprint (issue 23): rendered as SOUL.md in the work dir and
+    // checked before the run (members/soul-guard.ts). Absent (an older Worker): the identity as before.
+    soul: z
+      .object({
+        version: z.number().int().min(1),
+        content: z.string().min(1).max(60_000),
+        sha256: z.string().regex(/^[0-9a-f]{64}$/),
+        read_only: z.boolean(),
+      })
+      .loose()
+      .nullish(),
   })
   .loose();
 export type EmployeeTurnPayload = z.infer<typeof employeeTurnPayloadSchema>;
@@ -109,6 +123,8 @@ export async function runEmployeeTurnJob(job: { job_id: string; payload: unknown
   const before = await scanWorkspace(workspace);
 
   if (entry.kind === "builtin") {
+    // The offline runtime reads no SOUL, but the guard runs all the same: drift is drift whoever runs.
+    const soul = p.soul ? await renderRunSoul(await createWorkDir(ctx.home, job.job_id), p.soul) : undefined;
     const started = performance.now();
     const answer = respond(p.prompt);
     const durationMs = Math.round(performance.now() - started);
@@ -120,7 +136,8 @@ export async function runEmployeeTurnJob(job: { job_id: string; payload: unknown
       nativeEvents: [],
       workspace: evidence,
     });
-    return { kind: "completed", result };
+    const guarded: EmployeeTurnResult = soul ? { ...result, soul_guard: await soul.checkAfterRun() } : result;
+    return { kind: "completed", result: guarded };
   }
   if (ctx.signal.aborted) return { kind: "aborted" };
   return runCliTurn(job.job_id, p, entry, workspace, before, ctx);
@@ -145,6 +162,8 @@ async function runCliTurn(
   });
   let mcp: EmployeeMcp | undefined;
   try {
+    // Before the run, from the payload: the SOUL this run uses, checked against its fingerprint.
+    const soul = p.soul ? await renderRunSoul(workDir, p.soul) : undefined;
     if (token && ctx.apiUrl && takesMcpConfigOutsideCwd(entry.name) && tools.crewplaneTools.length > 0) {
       mcp = await writeEmployeeMcp({
         workDir,
@@ -156,7 +175,7 @@ async function runCliTurn(
         launch: ctx.mcpLaunch,
       });
     }
-    const input = await turnInput(p, workspace, workDir, mcp ? tools : withoutCrewplaneTools(tools), mcp, ctx.codexMcpApprovalMode);
+    const input = await turnInput(p, workspace, workDir, mcp ? tools : withoutCrewplaneTools(tools), mcp, ctx.codexMcpApprovalMode, soul);
     const run = await runCli(entry, input, {
       logDir: workDir,
       timeoutMs: p.timeout_ms,
@@ -184,7 +203,8 @@ async function runCliTurn(
       ...(mcp ? { calls: await readCallLog(mcp.callsLogPath) } : {}),
       secrets,
     });
-    return { kind: "completed", result };
+    const guarded: EmployeeTurnResult = soul ? { ...result, soul_guard: await soul.checkAfterRun() } : result;
+    return { kind: "completed", result: guarded };
   } finally {
     // On every way out (success, failure, timeout, abort, a throw): the token dies with the job.
     if (mcp) await removeEmployeeMcp(mcp).catch(() => undefined);
@@ -218,9 +238,16 @@ async function turnInput(
   tools: RoleTools<EmployeeTool>,
   mcp: EmployeeMcp | undefined,
   codexMcpApprovalMode: string | undefined,
+  soul: RenderedSoul | undefined,
 ): Promise<CliInput> {
   let soulPath: string | undefined;
-  if (p.runtime === "claude") {
+  let deniedTools = tools.deniedTools;
+  if (soul) {
+    // The SOUL reaches claude as its system prompt file, the other CLIs as the role block of their
+    // prompt. Read-only: claude is denied edits of the file (the others are sandboxed to the workspace).
+    soulPath = soul.path;
+    if (soul.report.read_only) deniedTools = [...deniedTools, ...soulDenyRules(soul.path)];
+  } else if (p.runtime === "claude") {
     soulPath = join(workDir, "identity.md");
     const identity = p.employee.identity?.trim() || `You are ${p.employee.name}.`;
     await writeFile(soulPath, `# Identity\n\n${identity}\n`, { mode: 0o600 });
@@ -235,9 +262,10 @@ async function turnInput(
     ...(mcp ? { mcp: { configPath: mcp.configPath, server: mcp.server } } : {}),
     ...(mcp && codexMcpApprovalMode ? { codexMcpApprovalMode } : {}),
     allowedTools: tools.tools,
-    deniedTools: tools.deniedTools,
+    deniedTools,
     sandbox: tools.sandbox,
-    ...(soulPath ? { soulPath } : {}),
+    ...(soulPath && p.runtime === "claude" ? { soulPath } : {}),
+    ...(soul && p.runtime !== "claude" ? { roleInstructions: soul.content } : {}),
   };
 }
 

@@ -18,7 +18,10 @@ import { checkMemberRound } from "../members/round-check.ts";
 import { checkArtifacts } from "../members/receipts.ts";
 import { checkMemberMcpConfig, MEMBER_RUNTIMES, memberCliInput, removeScaffold, writeScaffold } from "../members/scaffold.ts";
 import type { Scaffold } from "../members/scaffold.ts";
+import { guardMemberSoul } from "../members/soul-guard.ts";
+import type { SoulGuardReport } from "../members/soul-guard.ts";
 import { buildStageResult, declaredArtifacts, ranReport } from "../members/stage-result.ts";
+import type { StageResult } from "../members/stage-result.ts";
 import { VERDICT_SCHEMA } from "../members/verdict.ts";
 import type { JobFailure, RanReport } from "../protocol.ts";
 import { classifyCliRun, runCli } from "../runtimes/invoke.ts";
@@ -69,6 +72,18 @@ export const teamStagePayloadSchema = z
           .loose()
           .optional(),
         sandbox_enabled: z.boolean().optional(),
+        /** The employee's current SOUL (issue 23): the member's SOUL.md carries its content as the identity. */
+        soul: z
+          .object({
+            version: z.number().int().min(1).optional(),
+            content: z.string().min(1).max(60_000),
+            sha256: z
+              .string()
+              .regex(/^[0-9a-f]{64}$/)
+              .optional(),
+          })
+          .loose()
+          .optional(),
       })
       .loose()
       .optional(),
@@ -129,7 +144,7 @@ export async function runTeamStageJob(job: { job_id: string; payload: unknown },
       employee: {
         id: p.employee_id,
         ...(employeeConfig(p.employee) ? { config: employeeConfig(p.employee) } : {}),
-        identity: p.employee?.identity ?? (p.employee?.name ? `You are ${p.employee.name}.` : undefined),
+        identity: p.employee?.soul?.content ?? p.employee?.identity ?? (p.employee?.name ? `You are ${p.employee.name}.` : undefined),
         capabilities: p.employee?.capabilities,
       },
       member: { token: p.member_token, apiUrl: ctx.apiUrl, expiresAt: p.member_token_expires_at },
@@ -137,6 +152,8 @@ export async function runTeamStageJob(job: { job_id: string; payload: unknown },
     });
     const check = await checkMemberMcpConfig(scaffold);
     if (!check.ok) return failed(check.code, `${who}: ${check.message}`, false);
+    // The soul guard (issue 23): the SOUL the member carries against its fingerprint, and its file unchanged by the run.
+    const soulGuard = guardMemberSoul(scaffold.soulPath, scaffold.soul, p.employee?.soul);
 
     let outputSchemaPath: string | undefined;
     if (p.input.output_schema === "verdict") {
@@ -204,7 +221,10 @@ export async function runTeamStageJob(job: { job_id: string; payload: unknown },
       canWriteAcrossRounds: scaffold.canWriteAcrossRounds,
       secrets: [p.member_token],
     });
-    return { kind: "completed", result };
+    const guarded: StageResult & { soul_guard?: SoulGuardReport } = soulGuard
+      ? { ...result, soul_guard: await soulGuard.checkAfterRun() }
+      : result;
+    return { kind: "completed", result: guarded };
   } finally {
     clearInterval(timer);
     if (scaffold) await removeScaffold(ctx.home, scaffold.dir).catch(() => undefined);

@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { tomlArray, tomlInlineTable, tomlString } from "../runtimes/toml.ts";
 import type { CliInput, Effort, McpServerLaunch, Role } from "../runtimes/types.ts";
 import { renderSoul } from "./soul.ts";
+import { soulDenyRules } from "./soul-guard.ts";
 import { CREWPLANE_SERVER, toolsForRole } from "./tools.ts";
 import type { EmployeeCapabilities, RoleTools } from "./tools.ts";
 
@@ -191,7 +192,8 @@ export async function writeScaffold(spec: ScaffoldSpec): Promise<Scaffold> {
 
   const files: Array<[string, string, number?]> = [
     ["agent.json", `${JSON.stringify(memberAgentConfig(spec), null, 2)}\n`],
-    ["SOUL.md", soul],
+    // Read-only to the member (issue 23: a member never writes the employee's SOUL), and claude is denied edits of it.
+    ["SOUL.md", soul, 0o444],
     ["member.json", `${JSON.stringify(memberConfig, null, 2)}\n`, 0o600],
     [".mcp.json", `${JSON.stringify({ mcpServers: { [CREWPLANE_SERVER]: stdioServer(mcpServer) } }, null, 2)}\n`],
     ["scaffold.json", `${JSON.stringify(manifest, null, 2)}\n`],
@@ -275,7 +277,7 @@ export function memberCliInput(
     memberDir: scaffold.dir,
     mcp: { configPath: scaffold.mcpConfigPath, server: scaffold.mcpServer },
     allowedTools: scaffold.tools.tools,
-    deniedTools: scaffold.tools.deniedTools,
+    deniedTools: [...scaffold.tools.deniedTools, ...soulDenyRules(scaffold.soulPath)],
     sandbox: scaffold.tools.sandbox,
     soulPath: scaffold.soulPath,
     roleInstructions: scaffold.soul,

@@ -1,7 +1,9 @@
 /**
  * A member's SOUL file (seed 002): the stable role contract first, then a cache boundary, then the
- * employee's identity. The contract depends on the role alone, so changing an identity never
+ * employee's identity — its current SOUL as the Worker keeps it (issue 23), or `You are <name>.` from
+ * a Worker that sends none. The contract depends on the role alone, so changing a SOUL never
  * changes the cacheable prefix; task titles, packets and criteria travel in the dispatch prompt.
+ * The file is read-only to the member (0444, and claude is denied edits of it).
  */
 import type { Role } from "../runtimes/types.ts";
 

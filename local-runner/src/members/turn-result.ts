@@ -4,6 +4,7 @@
  * did not name → no `model` (the one asked for is not proof of who answered).
  */
 import type { McpCallRecord } from "../mcp/server.ts";
+import type { SoulGuardReport } from "./soul-guard.ts";
 import type { Usage } from "../protocol.ts";
 import { maskSecrets } from "../runtimes/evidence.ts";
 import type { EffortMapping, NativeToolEvent } from "../runtimes/types.ts";
@@ -29,6 +30,8 @@ export interface EmployeeTurnResult extends WorkspaceEvidence {
   effort?: EffortMapping;
   evidence: { native_tool_events: number };
   tool_activity: StageResult["tool_activity"];
+  /** What the soul guard found and did (issue 23): the Worker records drift as a critical event. */
+  soul_guard?: SoulGuardReport;
 }
 
 export interface TurnObservation {

@@ -13,3 +13,7 @@ export * from "./knowledge";
 export * from "./conversations";
 export * from "./audit";
 export * from "./eval";
+export * from "./console";
+export * from "./soul";
+export * from "./playbook";
+export * from "./event-archives";

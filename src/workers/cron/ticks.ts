@@ -6,10 +6,14 @@ import { teamTick } from "../../team/round-handler";
 import { projectsTick } from "../../projects/tick";
 import { conversationsTick } from "../../conversations/tick";
 import { silenceBreakerTick } from "../../evolution/silence";
+import { playbookTick } from "../../evolution/aee-settle";
+import { gvuTick } from "../../evolution/gvu-observe";
+import { soulGuardTick } from "../../evolution/soul-guard";
 import { councilTick } from "./council";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
 import { getAuditSealer } from "../../durable-objects/audit-sealer";
+import { eventsRetentionTick } from "../../events/tick";
 
 /** Every tick name of the API; features register theirs below as they land. */
 export const TICK_NAMES = [
@@ -22,6 +26,10 @@ export const TICK_NAMES = [
   "team",
   "conversations",
   "audit",
+  "playbook",
+  "soul_guard",
+  "gvu",
+  "events",
 ] as const;
 export type TickName = (typeof TICK_NAMES)[number];
 
@@ -48,6 +56,14 @@ export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   conversations: { cron: CRONS.everyMinute, run: (env, now) => conversationsTick(env, now) },
   // The silence breaker (seed 003 §5.2): a warning for an employee whose evolution has been quiet too long.
   evolution: { cron: CRONS.everyMinute, run: (env, now) => silenceBreakerTick(env, now) },
+  // AEE (seed 003 §12.5): rounds from emergency requests, resumed rounds, approved commits, settle windows, the sweep.
+  playbook: { cron: CRONS.everyMinute, run: (env, now) => playbookTick(env, now) },
+  // The soul guard (seed 003 §5.4): every current SOUL re-hashed against its fingerprint; drift is a critical event.
+  soul_guard: { cron: CRONS.everyMinute, run: (env, now) => soulGuardTick(env, now) },
+  // Legacy GVU (seed 003 §4): rounds from emergency requests, lost job ends, soul_change approvals, observation windows.
+  gvu: { cron: CRONS.everyMinute, run: (env, now) => gvuTick(env, now) },
+  // Events past [events] retention_days move to the R2 archive, oldest first (issue 26).
+  events: { cron: CRONS.hourly, run: (env, now) => eventsRetentionTick(env, now) },
   // Seals what is unsealed and watches 15 s for the events the other ticks of this minute write (issue 24).
   audit: {
     cron: CRONS.everyMinute,

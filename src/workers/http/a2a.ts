@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
 import { getRateWindow } from "../../durable-objects/rate-window";
+import { nodePresence } from "../../nodes/presence-store";
 import type { Env } from "../../env";
 import { AppError } from "../../lib/errors";
 import { validate } from "../../lib/validation";
@@ -84,6 +85,7 @@ export const a2aRoutes = new Hono<AppEnv>()
     const answer = await a2aHeartbeat(c.env, db, body, bearerOf(c.req.header("authorization")), now, {
       admit: admitter(c.env, now),
       projects: await readSection(db, projectsConfig),
+      defer: (work) => c.executionCtx.waitUntil(work),
     });
     return c.json(answer);
   })
@@ -91,7 +93,7 @@ export const a2aRoutes = new Hono<AppEnv>()
     const body = await a2aBody(c, pollBody);
     const nodeId = nodeOf(c.var.principal);
     checkSender(nodeId, body);
-    return c.json(await pollEvents(getDb(c.env.DB), nodeId, body, c.var.clock.now()));
+    return c.json(await pollEvents(getDb(c.env.DB), nodePresence(c.env), nodeId, body, c.var.clock.now()));
   })
   .get("/events/stream", requireA2aNode(), validate("query", streamQuery), (c) => {
     const nodeId = nodeOf(c.var.principal);

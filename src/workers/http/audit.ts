@@ -4,6 +4,7 @@ import { openExport, type ExportScope } from "../../audit/export";
 import { publishedKeys } from "../../audit/keys";
 import { getDb } from "../../db/client";
 import { getAuditSealer } from "../../durable-objects/audit-sealer";
+import { archiveReader } from "../../events/retention";
 import { requireAuth } from "../../lib/auth";
 import { AppError } from "../../lib/errors";
 import { validate } from "../../lib/validation";
@@ -21,7 +22,15 @@ async function exportResponse(c: Context<AppEnv>, q: z.output<typeof exportQuery
   if (q.from_seq !== undefined && q.to_seq !== undefined && q.to_seq < q.from_seq) {
     throw new AppError("validation_failed", "to_seq is before from_seq", { errors: [{ path: "to_seq", message: "must be ≥ from_seq" }] });
   }
-  const plan = await openExport(getDb(c.env.DB), { scope, fromSeq: q.from_seq, toSeq: q.to_seq, now: c.var.clock.now() });
+  const db = getDb(c.env.DB);
+  const plan = await openExport(db, {
+    scope,
+    fromSeq: q.from_seq,
+    toSeq: q.to_seq,
+    now: c.var.clock.now(),
+    // Events past the retention window export from the archive (issue 26).
+    archive: archiveReader(db, c.env.EVENT_ARCHIVE),
+  });
   return new Response(plan.stream, {
     headers: {
       "content-type": "application/x-ndjson; charset=utf-8",

@@ -7,6 +7,7 @@ import { employeeId, employeeView, findEmployee, getEmployeeView, listEmployees,
 import { effectiveTeam, employeeWithTeamBody } from "../../team/employee-team";
 import { openBody, openConversation } from "../../conversations/messages";
 import { employeeEvolution } from "../../evolution/config";
+import { contractSchema } from "../../evolution/contract";
 import { toggleBody, toggleEvolution } from "../../evolution/toggle";
 import { evolutionView } from "../../evolution/view";
 import { actsAsEmployee } from "../../jobs/employee-token";
@@ -15,8 +16,13 @@ import { AppError } from "../../lib/errors";
 import type { AppEnv } from "../app-env";
 
 const idParam = z.object({ id: employeeId });
-/** The employee, with its own `[team]` and `[evolution]` (each stored in its config as written). */
-const employeePutBody = employeeWithTeamBody.extend({ evolution: employeeEvolution.optional() });
+/** Evolution flags an employee's own token may not flip (issue 23 item 1). */
+const SOUL_PATH_KEYS: ReadonlySet<string> = new Set(["legacy_soul_evolution", "can_modify_own_soul"]);
+/**
+ * The employee, with its own `[team]`, `[evolution]` and `[contract]` (issue 23: must_not,
+ * must_always, max_tool_calls_per_turn), each stored in its config as written.
+ */
+const employeePutBody = employeeWithTeamBody.extend({ evolution: employeeEvolution.optional(), contract: contractSchema.optional() });
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: employeeId.optional(),
@@ -27,10 +33,11 @@ export const employeesRoutes = new Hono<AppEnv>()
   .put("/:id", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", employeePutBody), async (c) => {
     const db = getDb(c.env.DB);
     // PUT semantics: a body without `team` (or `evolution`) removes the employee's own section (the global one applies again).
-    const { team, evolution, ...body } = c.req.valid("json");
+    const { team, evolution, contract, ...body } = c.req.valid("json");
     const { row, created } = await putEmployee(db, c.req.valid("param").id, body, c.var.principal.id, c.var.clock.now(), {
       team,
       evolution,
+      contract,
     });
     return c.json(await withTeam(db, employeeView(row), row, { created }));
   })
@@ -70,6 +77,13 @@ export const employeesRoutes = new Hono<AppEnv>()
     async (c) => {
       const { id } = c.req.valid("param");
       assertOperatorOrSelf(c.var.principal, id);
+      const { key } = c.req.valid("json");
+      // Seed 003 §12.2: the SOUL is read-only to the employee on the AEE path. The switch that puts its
+      // SOUL back in the GVU updater's hands is an operator's, never the employee's own run's.
+      if (c.var.principal.kind !== "operator" && SOUL_PATH_KEYS.has(key))
+        throw new AppError("forbidden", `'${key}' decides who may write this employee's SOUL: only an operator sets it`, {
+          extra: { reason: "soul_path_operator_only" },
+        });
       return c.json(await toggleEvolution(getDb(c.env.DB), id, c.req.valid("json"), c.var.principal.id, c.var.clock.now()));
     },
   );
@@ -81,7 +95,7 @@ function assertOperatorOrSelf(principal: Principal, employeeId: string) {
 }
 
 /** The employee's own `team` (as written) and its effective `[team]` beside the other effective config. */
-async function withTeam<V extends { effective: Record<string, unknown> }>(
+export async function withTeam<V extends { effective: Record<string, unknown> }>(
   db: ReturnType<typeof getDb>,
   view: V,
   row: Parameters<typeof effectiveTeam>[1],
@@ -89,10 +103,12 @@ async function withTeam<V extends { effective: Record<string, unknown> }>(
 ) {
   const team = row.config?.team;
   const evolution = row.config?.evolution;
+  const contract = row.config?.contract;
   return {
     ...view,
     ...(team !== undefined ? { team } : {}),
     ...(evolution !== undefined ? { evolution } : {}),
+    ...(contract !== undefined ? { contract } : {}),
     effective: { ...view.effective, team: await effectiveTeam(db, row) },
     ...extra,
   };

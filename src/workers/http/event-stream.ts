@@ -1,10 +1,12 @@
 import type { Context } from "hono";
-import { streamSSE } from "hono/streaming";
+import { streamSSE, type SSEStreamingApi } from "hono/streaming";
 import { z } from "zod";
 import { getDb } from "../../db/client";
 import { listEvents, newestEventId } from "../../lib/events";
 import { AppError } from "../../lib/errors";
 import type { AppEnv } from "../app-env";
+import { problemResponse } from "../problem";
+import { acquireStreamSlot, STREAM_RETRY_AFTER_S, streamClientKey } from "./stream-slots";
 
 /** How often a stream looks for new events, and how often an idle one says it is alive. */
 export const STREAM_POLL_MS = 1_000;
@@ -37,7 +39,7 @@ const eventId = z.string().regex(/^\d{1,15}$/);
  * newest event starts at the newest: ids only grow (AUTOINCREMENT), so nothing after it is skipped,
  * and the stream is never silent for ever waiting for an id that will not come for years.
  */
-export function eventStream(c: Context<AppEnv>, query: StreamQuery, publicOnly: boolean): Response {
+export async function eventStream(c: Context<AppEnv>, query: StreamQuery, publicOnly: boolean): Promise<Response> {
   const resumeHeader = c.req.header("last-event-id");
   if (resumeHeader !== undefined && !eventId.safeParse(resumeHeader).success) {
     throw new AppError("validation_failed", "Last-Event-ID must be an event id", {
@@ -51,26 +53,69 @@ export function eventStream(c: Context<AppEnv>, query: StreamQuery, publicOnly: 
   }
   const db = getDb(c.env.DB);
   const from = resumeHeader ?? query.cursor;
+  // One of the client's stream slots (README "Limits and refusals"), given back the moment the
+  // client goes away (the response body is cancelled) or the stream ends.
+  let slot;
+  try {
+    slot = await acquireStreamSlot(c.env, streamClientKey(c, c.get("principal")?.id), STREAM_MAX_MS);
+  } catch (err) {
+    if (err instanceof AppError && err.code === "too_many_streams") {
+      return problemResponse(c, err, { "Retry-After": String(STREAM_RETRY_AFTER_S) });
+    }
+    throw err;
+  }
+  const held = slot;
+  // The release must run even when the runtime stops this request's own work after a disconnect.
+  let freed!: () => void;
+  const ended = new Promise<void>((resolve) => (freed = resolve));
+  try {
+    c.executionCtx.waitUntil(ended.then(() => held.release()));
+  } catch {
+    // No execution context (a direct app.fetch in a test): the release below still runs.
+  }
   return streamSSE(c, async (stream) => {
-    const newest = await newestEventId(db);
-    let after = from !== undefined ? Math.min(Number(from), newest) : newest;
-    const endAt = Date.now() + STREAM_MAX_MS;
-    let quietSince = Date.now();
-    await stream.writeSSE({ event: "ready", data: JSON.stringify({ after: String(after) }), retry: RETRY_MS });
-    while (!stream.aborted && Date.now() < endAt) {
-      const page = await listEvents(db, { typePrefix: query.type, subject: query.subject, after, limit: PAGE, publicOnly });
-      for (const e of page.events) {
-        await stream.writeSSE({ id: e.id, event: e.type, data: JSON.stringify(e) });
-        after = Number(e.id);
-      }
-      if (page.events.length > 0) quietSince = Date.now();
-      if (page.next_cursor !== null) continue; // more backlog: no wait
-      if (Date.now() - quietSince >= KEEPALIVE_MS) {
-        // A comment line: proxies keep the connection, clients ignore it.
-        await stream.write(": keepalive\n\n");
-        quietSince = Date.now();
-      }
-      await stream.sleep(STREAM_POLL_MS);
+    stream.onAbort(() => {
+      freed();
+      void held.release();
+    });
+    try {
+      await streamEvents(stream, db, query, publicOnly, from);
+    } finally {
+      freed();
+      await held.release();
     }
   });
+}
+
+async function streamEvents(
+  stream: SSEStreamingApi,
+  db: ReturnType<typeof getDb>,
+  query: StreamQuery,
+  publicOnly: boolean,
+  from: string | undefined,
+): Promise<void> {
+  const newest = await newestEventId(db);
+  let after = from !== undefined ? Math.min(Number(from), newest) : newest;
+  const endAt = Date.now() + STREAM_MAX_MS;
+  let quietSince = Date.now();
+  await stream.writeSSE({ event: "ready", data: JSON.stringify({ after: String(after) }), retry: RETRY_MS });
+  while (!stream.aborted && Date.now() < endAt) {
+    const page = await listEvents(db, { typePrefix: query.type, subject: query.subject, after, limit: PAGE, publicOnly });
+    for (const e of page.events) {
+      await stream.writeSSE({ id: e.id, event: e.type, data: JSON.stringify(e) });
+      after = Number(e.id);
+    }
+    if (page.events.length > 0) quietSince = Date.now();
+    if (page.next_cursor !== null) continue; // more backlog: no wait
+    if (Date.now() - quietSince >= KEEPALIVE_MS) {
+      // A comment line: proxies keep the connection, clients ignore it.
+      await stream.write(": keepalive\n\n");
+      quietSince = Date.now();
+    } else if (page.events.length === 0) {
+      // An empty comment each quiet second: the runtime notices a client that went away only when
+      // a write fails, so this is how a closed page's stream (and its slot) is freed within seconds.
+      await stream.write(":\n\n");
+    }
+    await stream.sleep(STREAM_POLL_MS);
+  }
 }

@@ -8,6 +8,7 @@ import { validate } from "../../lib/validation";
 import { councilConfig } from "../../council/config";
 import { heartbeat, heartbeatWithToken } from "../../nodes/events";
 import { getNode, isCouncilMember, nodeView, registerNode, registrationSchema } from "../../nodes/registry";
+import { latestBeatOf, nodePresence } from "../../nodes/presence-store";
 import { ledgerPage } from "../../nodes/reputation";
 import type { AppEnv } from "../app-env";
 import { nodeIdSchema } from "../../nodes/registry";
@@ -60,7 +61,9 @@ export const nodesRoutes = new Hono<AppEnv>()
   .get("/:node_id", validate("param", nodeParam), async (c) => {
     const db = getDb(c.env.DB);
     const node = await getNode(db, c.req.valid("param").node_id);
-    return c.json(nodeView(node, await isCouncilMember(db, node.id)));
+    // The latest heartbeat may still be held in presence (up to PRESENCE_WINDOW_MS newer than D1's).
+    const lastHeartbeatAt = await latestBeatOf(c.env, node.id, node.lastHeartbeatAt);
+    return c.json(nodeView({ ...node, lastHeartbeatAt }, await isCouncilMember(db, node.id)));
   })
   // The node's reputation ledger (public, as its reputation is): every credit, penalty and decay step.
   .get(
@@ -98,13 +101,15 @@ export const nodesRoutes = new Hono<AppEnv>()
       const now = c.var.clock.now();
       const db = getDb(c.env.DB);
       const presented = c.var.presented;
-      let beat = presented ? await heartbeatWithToken(db, node_id, presented, ack, now) : null;
+      const presence = nodePresence(c.env, { defer: (work) => c.executionCtx.waitUntil(work) });
+      let beat = presented ? await heartbeatWithToken(db, node_id, presented, ack, now, presence) : null;
       if (!beat) {
         const principal = presented ? await c.var.authenticate!() : c.var.principal;
         if (principal.kind !== "node" || principal.nodeId !== node_id) throw new AppError("forbidden", "A node heartbeats for itself only");
         // A suspended node is refused here (403, reason node_suspended), with nothing recorded.
-        beat = await heartbeat(db, node_id, ack, now);
+        beat = await heartbeat(db, node_id, ack, now, presence);
       }
-      return c.json({ node_id, ...beat, server_time: now.toISOString(), next_heartbeat_ms: NEXT_HEARTBEAT_MS });
+      const { recorded: _recorded, ...answer } = beat;
+      return c.json({ node_id, ...answer, server_time: now.toISOString(), next_heartbeat_ms: NEXT_HEARTBEAT_MS });
     },
   );

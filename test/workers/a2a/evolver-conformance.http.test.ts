@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
+import { nodePresence } from "../../../src/nodes/presence-store";
 import { pollEvents } from "../../../src/a2a/nodes";
 import { sha256Hex } from "../../../src/lib/crypto";
 import { notifyNodesStatements, takePendingEvents } from "../../../src/nodes/events";
@@ -170,7 +171,7 @@ describe("3. events: held polls and a stream, each event delivered once", () => 
     const { nodeId } = await evolverNode();
     let clock = 0;
     const slept: number[] = [];
-    const answer = await pollEvents(getDb(env.DB), nodeId, {}, new Date(), {
+    const answer = await pollEvents(getDb(env.DB), nodePresence(env), nodeId, {}, new Date(), {
       nowMs: () => clock,
       sleep: async (ms) => {
         slept.push(ms);

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
+import { nodePresence } from "../../../src/nodes/presence-store";
 import { pollEvents } from "../../../src/a2a/nodes";
 import { notifyNodesStatements } from "../../../src/nodes/events";
 import { call } from "../../factories";
@@ -188,7 +189,7 @@ describe("a long-poll on /a2a/events/poll", () => {
       if (waits === 3)
         await db.batch(notifyNodesStatements(db, [node.node_id], { type: "council_invite", payload: { n: 1 } }, new Date()) as [any]);
     };
-    const answer = await pollEvents(db, node.node_id, { timeout_ms: 10_000 }, new Date(), { sleep, nowMs: () => Date.now() });
+    const answer = await pollEvents(db, nodePresence(env), node.node_id, { timeout_ms: 10_000 }, new Date(), { sleep, nowMs: () => Date.now() });
     expect(waits).toBe(3);
     expect(answer).toMatchObject({
       node_id: node.node_id,

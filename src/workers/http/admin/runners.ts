@@ -14,7 +14,7 @@ import type { AppEnv } from "../../app-env";
 const newRunner = z.strictObject({ name: label(100) });
 const runnerParam = z.object({ id: z.string().min(1).max(64) });
 
-function runnerView(r: typeof credentials.$inferSelect, activity: RunnerActivity | undefined) {
+export function runnerView(r: typeof credentials.$inferSelect, activity: RunnerActivity | undefined) {
   return {
     runner_id: r.id,
     name: r.name,

@@ -1,0 +1,201 @@
+/** @jsxImportSource hono/jsx */
+import type { EventView } from "../../lib/events";
+import { Csrf, Data, Empty, FieldErrors, ProblemNote, Time, Unknown, type FormProblem } from "../components/common";
+import type { Viewer } from "../layout";
+import { ConsolePage } from "./console-shell";
+
+/** The activity feed: the newest events, live. */
+export function ActivityPage(props: { viewer: Viewer; events: EventView[]; type?: string; problem?: FormProblem | null }) {
+  const typeErrors = props.problem?.fields.type;
+  return (
+    <ConsolePage title="Activity" path="/console" viewer={props.viewer}>
+      <form method="get" action="/console" role="search">
+        <label for="type">Event type prefix</label>
+        <input
+          id="type"
+          name="type"
+          value={props.type ?? ""}
+          placeholder="approval."
+          maxlength={100}
+          aria-invalid={typeErrors ? "true" : undefined}
+          aria-describedby={typeErrors ? "type-errors" : undefined}
+        />
+        <FieldErrors id="type-errors" errors={typeErrors} />
+        <button type="submit">Filter</button>
+      </form>
+      <section id="activity" data-live={props.type ?? ""} aria-label="Newest events">
+        {props.events.length === 0 ? (
+          <Empty>Nothing has happened yet.</Empty>
+        ) : (
+          <ol class="feed" reversed>
+            {props.events.map((e) => (
+              <li id={`event-${e.id}`} data-type={e.type}>
+                <p class="meta">
+                  <strong>{e.type}</strong> {e.subject ? <code>{e.subject}</code> : null} · <Time at={e.created_at} /> · #{e.id}
+                </p>
+                <details>
+                  <summary>Details</summary>
+                  <Data value={e.payload} />
+                </details>
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+    </ConsolePage>
+  );
+}
+
+export interface RunnerRow {
+  runner_id: string;
+  name: string;
+  created_at: string;
+  revoked_at: string | null;
+  last_poll_at: string | null;
+  leased_jobs: number;
+}
+
+export function RunnersPage(props: { viewer: Viewer; runners: RunnerRow[] }) {
+  return (
+    <ConsolePage title="Runner fleet" path="/console/runners" viewer={props.viewer}>
+      <section id="runners" data-live="runner. job." aria-label="Runners">
+        {props.runners.length === 0 ? (
+          <Empty>No runner token yet (POST /v1/admin/runners makes one).</Empty>
+        ) : (
+          <div class="table-wrap" tabindex={0} role="group" aria-label="Table (scrolls sideways)">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Runner</th>
+                  <th scope="col">Last poll</th>
+                  <th scope="col">Held jobs</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Revoked</th>
+                </tr>
+              </thead>
+              <tbody>
+                {props.runners.map((r) => (
+                  <tr data-runner={r.runner_id}>
+                    <td>
+                      {r.name}
+                      <br />
+                      <code>{r.runner_id}</code>
+                    </td>
+                    <td>{r.last_poll_at ? <Time at={r.last_poll_at} /> : <Unknown label="never polled" />}</td>
+                    <td>{r.leased_jobs}</td>
+                    <td>
+                      <Time at={r.created_at} />
+                    </td>
+                    <td>{r.revoked_at ? <Time at={r.revoked_at} /> : "live"}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </ConsolePage>
+  );
+}
+
+export function AuditPage(props: { viewer: Viewer; status: unknown }) {
+  return (
+    <ConsolePage title="Audit trail" path="/console/audit" viewer={props.viewer}>
+      <p>
+        Every event is sealed into one hash chain and its head is signed; anyone can verify an export offline with{" "}
+        <code>npx crewplane-audit verify</code>.
+      </p>
+      <ul>
+        <li>
+          <a href="/v1/public/audit/export">Public export</a> (the public events; the rest as hashes only)
+        </li>
+        <li>
+          <a href="/.well-known/crewplane-audit-keys">Checkpoint keys</a>
+        </li>
+        {props.viewer.role === "admin" ? <li>The full export is an admin's API call: GET /v1/audit/export with an admin token.</li> : null}
+      </ul>
+      <section id="audit" data-live="" aria-label="Sealer status">
+        <h2>Sealer status</h2>
+        <Data value={props.status} />
+      </section>
+    </ConsolePage>
+  );
+}
+
+export function ConfigListPage(props: { viewer: Viewer; sections: string[] }) {
+  return (
+    <ConsolePage title="Configuration" path="/console/config" viewer={props.viewer}>
+      <ul class="columns">
+        {props.sections.map((s) => (
+          <li>
+            <a href={`/console/config/${s}`}>{s}</a>
+          </li>
+        ))}
+      </ul>
+    </ConsolePage>
+  );
+}
+
+/**
+ * One config section: its effective value with defaults, and (for an admin) an editor. The server
+ * validates the whole section on save; its errors come back inline, each with the path it names.
+ */
+export function ConfigSectionPage(props: {
+  viewer: Viewer;
+  section: string;
+  effective: unknown;
+  draft?: string;
+  problem?: FormProblem | null;
+  saved?: boolean;
+}) {
+  const canEdit = props.viewer.role === "admin";
+  const text = props.draft ?? JSON.stringify(props.effective, null, 2);
+  const fieldErrors = props.problem ? Object.entries(props.problem.fields).filter(([k]) => k !== "") : [];
+  const messages = fieldErrors.map(([path, msgs]) => `${path || "(the section)"}: ${msgs.join("; ")}`);
+  return (
+    <ConsolePage title={`Config: ${props.section}`} path="/console/config" viewer={props.viewer}>
+      <p>
+        <a href="/console/config">Configuration</a> › <code>{props.section}</code>
+      </p>
+      <section id="config-section" aria-label="Section">
+        {props.saved ? (
+          <p class="ok" role="status">
+            Saved. The effective section is below.
+          </p>
+        ) : null}
+        {canEdit ? (
+          <form
+            method="post"
+            action={`/console/config/${props.section}`}
+            hx-post={`/console/config/${props.section}`}
+            hx-target="#config-section"
+            hx-select="#config-section"
+            hx-swap="outerHTML"
+          >
+            <Csrf token={props.viewer.csrf} />
+            <ProblemNote problem={props.problem} />
+            <label for="config-json">The whole section, as JSON (unknown keys are refused; missing keys take their defaults)</label>
+            <textarea
+              id="config-json"
+              name="json"
+              rows={18}
+              class="code"
+              spellcheck={false}
+              aria-invalid={props.problem ? "true" : undefined}
+              aria-describedby={props.problem ? "config-json-errors" : undefined}
+            >
+              {text}
+            </textarea>
+            <FieldErrors id="config-json-errors" errors={messages.length ? messages : undefined} />
+            <button type="submit">Save</button>
+          </form>
+        ) : (
+          <>
+            <p class="note">Editing needs the admin role.</p>
+            <Data value={props.effective} />
+          </>
+        )}
+      </section>
+    </ConsolePage>
+  );
+}

@@ -1,0 +1,411 @@
+/** @jsxImportSource hono/jsx */
+import { Hono, type Context } from "hono";
+import { z } from "zod";
+import { decideApproval, listApprovals } from "../../approvals/broker";
+import type { ApprovalView } from "../../approvals/view";
+import { employeeConversations, recentEvalRuns, recentEvents, recentTasks } from "../../console/lists";
+import { closeConversation } from "../../conversations/close";
+import { openBody, openConversation, sendMessage } from "../../conversations/messages";
+import { conversationView, listTurns, requireConversation } from "../../conversations/store";
+import { getDb, type Db } from "../../db/client";
+import { getAuditSealer } from "../../durable-objects/audit-sealer";
+import { getRunnerInbox } from "../../durable-objects/runner-inbox";
+import { currentMatrix } from "../../eval/current";
+import { runView } from "../../eval/run";
+import { playbookView, retireBody, retireEntry } from "../../evolution/playbook-ops";
+import { soulVersionsView } from "../../evolution/soul-api";
+import { evolutionView } from "../../evolution/view";
+import { searchMemory } from "../../knowledge/memory";
+import { readWikiPage, searchWiki, wikiSlug } from "../../knowledge/wiki";
+import { BOOTSTRAP_ADMIN_ID, roleAtLeast } from "../../lib/auth";
+import { presentSection, readSection, writeSection } from "../../lib/config";
+import { listCredentials } from "../../lib/credentials";
+import { AppError, notFound } from "../../lib/errors";
+import { label, validate } from "../../lib/validation";
+import { employeeId, findEmployee, getEmployeeView, listEmployees } from "../../tasks/employees";
+import { findTask, taskView } from "../../tasks/view";
+import { goalLoopView } from "../../team/goal-loop";
+import { costByRole } from "../../team/ledger";
+import { roleTurnsView, taskKnownToTeam, teamFieldsOfTask } from "../../team/views";
+import { topologyView } from "../../topology/view";
+import type { FormProblem } from "../../web/components/common";
+import type { Viewer } from "../../web/layout";
+import { ApprovalsPage, type DecideAbility } from "../../web/pages/console-approvals";
+import { ConversationPage } from "../../web/pages/console-conversation";
+import { EmployeePage, EmployeesPage, MemoryPage, WikiPageList } from "../../web/pages/console-employees";
+import { LearningPage, type RetireProblem } from "../../web/pages/console-learning";
+import { MatrixPage, MatrixRunPage } from "../../web/pages/console-matrix";
+import { ActivityPage, AuditPage, ConfigListPage, ConfigSectionPage, RunnersPage } from "../../web/pages/console-ops";
+import { RolesPage, TaskPage, TasksPage } from "../../web/pages/console-tasks";
+import { TopologyPage } from "../../web/pages/console-topology";
+import { CONFIG_SECTIONS } from "../config-sections";
+import { requireConsole, type ConsoleEnv } from "../middleware/console-session";
+import { htmlPages } from "../middleware/html-pages";
+import { runnerView } from "./admin/runners";
+import { withTeam } from "./employees";
+import { eventStream } from "./event-stream";
+import { formProblem, page, problemStatus, readForm } from "./html";
+
+type C = Context<ConsoleEnv>;
+
+function viewerOf(c: C): Viewer {
+  const s = c.var.session;
+  return { name: s.principal.name, role: s.principal.role, csrf: s.csrfToken };
+}
+
+/** A zod refusal of a form, as the same problem a JSON route would answer (422 validation_failed). */
+function invalid(error: z.ZodError, detail = "The form is invalid"): AppError {
+  return new AppError("validation_failed", detail, { errors: error.issues.map((i) => ({ path: i.path.join("."), message: i.message })) });
+}
+
+/** Runs a form's action; an AppError comes back as the problem to show inline, anything else is thrown. */
+async function attempt<T>(work: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: AppError }> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (err) {
+    if (err instanceof AppError && err.status < 500) return { ok: false, error: err };
+    throw err;
+  }
+}
+
+const viewer = requireConsole("viewer");
+const manager = requireConsole("manager");
+const admin = requireConsole("admin");
+
+const approvalParam = z.object({ id: z.string().min(1).max(64) });
+const decideForm = z.object({
+  decision: z.enum(["approve", "deny"], { error: "choose Approve or Deny" }),
+  note: z.preprocess((v) => (v === "" ? undefined : v), label(1_000).optional()),
+});
+const idParam = z.object({ id: employeeId });
+const entryParam = idParam.extend({
+  entry_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[A-Za-z0-9_-]+$/, "an entry id"),
+});
+const convParam = z.object({ id: z.string().regex(/^conv_[0-9a-f]{16}$/, "a conversation id") });
+const taskParam = z.object({ id: z.string().min(1).max(64) });
+const searchQuery = z.object({ q: z.preprocess((v) => (v === "" ? undefined : v), label(500).optional()) });
+const streamQuery = z.object({
+  type: label(100).optional(),
+  subject: label(200).optional(),
+  cursor: z.string().regex(/^\d+$/).optional(),
+});
+
+async function approvalsPage(
+  c: C,
+  problem: { approvalId: string; problem: FormProblem; note?: string } | null = null,
+  status: 200 | 403 | 404 | 409 | 422 | 429 = 200,
+) {
+  const db = getDb(c.env.DB);
+  const now = c.var.clock.now();
+  const [pending, all] = await Promise.all([
+    listApprovals(db, { status: "pending", limit: 100 }, now),
+    listApprovals(db, { limit: 60 }, now),
+  ]);
+  const principal = c.var.session.principal;
+  const decide: DecideAbility = !roleAtLeast(principal.role, "manager")
+    ? "role"
+    : principal.id === BOOTSTRAP_ADMIN_ID
+      ? "bootstrap"
+      : "yes";
+  const decided: ApprovalView[] = all.approvals.filter((a) => a.status !== "pending").slice(0, 40);
+  return page(
+    c,
+    <ApprovalsPage viewer={viewerOf(c)} now={now} pending={pending.approvals} decided={decided} decide={decide} problem={problem} />,
+    status,
+  );
+}
+
+async function employeeOr404(db: Db, id: string) {
+  const view = await getEmployeeView(db, id);
+  return withTeam(db, view, (await findEmployee(db, id))!);
+}
+
+async function employeePage(
+  c: C,
+  id: string,
+  problem: FormProblem | null = null,
+  userId?: string,
+  status: 200 | 403 | 404 | 409 | 422 | 429 = 200,
+) {
+  const db = getDb(c.env.DB);
+  const [employee, conversations, tasks] = await Promise.all([
+    employeeOr404(db, id),
+    employeeConversations(db, id, 20),
+    recentTasks(db, { limit: 20, assignedTo: id }).then((rows) => rows.map(taskView)),
+  ]);
+  const canTalk = roleAtLeast(c.var.session.principal.role, "manager");
+  return page(
+    c,
+    <EmployeePage
+      viewer={viewerOf(c)}
+      employee={employee}
+      conversations={conversations}
+      tasks={tasks}
+      canTalk={canTalk}
+      problem={problem}
+      userId={userId}
+    />,
+    status,
+  );
+}
+
+async function conversationPage(
+  c: C,
+  id: string,
+  problem: FormProblem | null = null,
+  draft?: string,
+  status: 200 | 403 | 404 | 409 | 422 | 429 = 200,
+) {
+  const db = getDb(c.env.DB);
+  const conv = await requireConversation(db, id);
+  const view = conversationView(conv, await listTurns(db, conv.id));
+  const canWrite = roleAtLeast(c.var.session.principal.role, "manager");
+  return page(c, <ConversationPage viewer={viewerOf(c)} conversation={view} canWrite={canWrite} problem={problem} draft={draft} />, status);
+}
+
+/** The learning tab, read as `GET /v1/employees/:id/evolution`, `…/playbook` and `…/soul/versions` read it. */
+async function learningPage(c: C, id: string, problem: RetireProblem | null = null, status: 200 | 403 | 404 | 409 | 422 | 429 = 200) {
+  const db = getDb(c.env.DB);
+  const now = c.var.clock.now();
+  const employee = await employeeOr404(db, id);
+  const [evolution, playbook, soul] = await Promise.all([
+    evolutionView(c.env, db, id, now),
+    playbookView(db, id, {}, now),
+    soulVersionsView(db, id),
+  ]);
+  if (!("entries" in playbook)) throw new Error("playbookView without format returns the listing");
+  const canRetire = roleAtLeast(c.var.session.principal.role, "manager");
+  return page(
+    c,
+    <LearningPage
+      viewer={viewerOf(c)}
+      employee={employee}
+      evolution={evolution}
+      playbook={playbook}
+      soul={soul}
+      canRetire={canRetire}
+      problem={problem}
+    />,
+    status,
+  );
+}
+
+function sectionOrThrow(name: string) {
+  const section = CONFIG_SECTIONS.get(name);
+  if (!section) throw notFound(`config section '${name}'`);
+  return section;
+}
+
+/**
+ * The operator console (issue 25 item 2). Each page reads through the feature functions its JSON
+ * route uses, under the same role that route requires (`requireConsole` is `requireAuth`'s rule
+ * for a session), and each form posts to a route that checks the role and the form token again.
+ */
+export const consoleRoutes = new Hono<ConsoleEnv>()
+  .use("*", htmlPages())
+  .get("/", viewer, validate("query", z.object({ type: z.string().optional() })), async (c) => {
+    const db = getDb(c.env.DB);
+    const raw = c.req.valid("query").type;
+    const parsed = z.object({ type: label(100).optional() }).safeParse({ type: raw === "" ? undefined : raw });
+    if (!parsed.success) {
+      const err = invalid(parsed.error, "The filter is invalid");
+      return page(c, <ActivityPage viewer={viewerOf(c)} events={[]} problem={formProblem(err)} />, 422);
+    }
+    const events = await recentEvents(db, { typePrefix: parsed.data.type, limit: 100 });
+    return page(c, <ActivityPage viewer={viewerOf(c)} events={events} type={parsed.data.type} />);
+  })
+  // The operator feed for the console's pages: `GET /v1/events/stream`, authenticated by the session.
+  .get("/events/stream", viewer, validate("query", streamQuery), (c) =>
+    eventStream(c as unknown as Parameters<typeof eventStream>[0], c.req.valid("query"), false),
+  )
+  .get("/approvals", viewer, (c) => approvalsPage(c))
+  .post("/approvals/:id/decide", manager, validate("param", approvalParam), async (c) => {
+    const id = c.req.valid("param").id;
+    const form = await readForm(c);
+    const principal = c.var.session.principal;
+    const result = await attempt(async () => {
+      // As `POST /v1/approvals/:id/decide`: a named person decides, never the shared bootstrap token.
+      if (principal.id === BOOTSTRAP_ADMIN_ID) {
+        throw new AppError(
+          "forbidden",
+          "The bootstrap ADMIN_TOKEN cannot decide approvals; log in with a named manager or admin operator token",
+          {
+            extra: { reason: "bootstrap_token_not_a_decider" },
+          },
+        );
+      }
+      const parsed = decideForm.safeParse(form);
+      if (!parsed.success) throw invalid(parsed.error, "The decision is incomplete");
+      return decideApproval(
+        getDb(c.env.DB),
+        id,
+        { decision: parsed.data.decision, note: parsed.data.note, operatorId: principal.id, via: "api" },
+        c.var.clock.now(),
+      );
+    });
+    if (result.ok) return c.redirect(`/console/approvals#approval-${id}`, 303);
+    if (result.error.code === "not_found") throw result.error;
+    return approvalsPage(c, { approvalId: id, problem: formProblem(result.error)!, note: form.note }, problemStatus(result.error));
+  })
+  .get("/topology", manager, async (c) => {
+    const view = await topologyView(c.env, getDb(c.env.DB), c.var.clock.now());
+    return page(c, <TopologyPage viewer={viewerOf(c)} now={c.var.clock.now()} topology={view} />);
+  })
+  .get("/employees", viewer, async (c) => {
+    const { employees } = await listEmployees(getDb(c.env.DB), { limit: 500 });
+    return page(c, <EmployeesPage viewer={viewerOf(c)} employees={employees} />);
+  })
+  .get("/employees/:id", viewer, validate("param", idParam), (c) => employeePage(c, c.req.valid("param").id))
+  .post("/employees/:id/conversations", manager, validate("param", idParam), async (c) => {
+    const id = c.req.valid("param").id;
+    const form = await readForm(c);
+    const result = await attempt(async () => {
+      const parsed = openBody.safeParse({ user_id: form.user_id });
+      if (!parsed.success) throw invalid(parsed.error, "The conversation cannot start");
+      return openConversation(getDb(c.env.DB), id, parsed.data, c.var.session.principal.id, c.var.clock.now());
+    });
+    if (result.ok) return c.redirect(`/console/conversations/${result.value.conversation_id}`, 303);
+    if (result.error.code === "not_found") throw result.error;
+    return employeePage(c, id, formProblem(result.error), form.user_id, problemStatus(result.error));
+  })
+  .get("/employees/:id/memory", viewer, validate("param", idParam), validate("query", searchQuery), async (c) => {
+    const db = getDb(c.env.DB);
+    const { id } = c.req.valid("param");
+    const { q } = c.req.valid("query");
+    const employee = await employeeOr404(db, id);
+    return page(c, <MemoryPage viewer={viewerOf(c)} employee={employee} q={q} entries={await searchMemory(db, id, q, 50)} />);
+  })
+  .get("/employees/:id/wiki", viewer, validate("param", idParam), validate("query", searchQuery), async (c) => {
+    const db = getDb(c.env.DB);
+    const { id } = c.req.valid("param");
+    const { q } = c.req.valid("query");
+    const employee = await employeeOr404(db, id);
+    return page(c, <WikiPageList viewer={viewerOf(c)} employee={employee} q={q} pages={await searchWiki(db, id, q, 50)} />);
+  })
+  .get("/employees/:id/wiki/:slug", viewer, validate("param", z.object({ id: employeeId, slug: wikiSlug })), async (c) => {
+    const db = getDb(c.env.DB);
+    const { id, slug } = c.req.valid("param");
+    const employee = await employeeOr404(db, id);
+    return page(c, <WikiPageList viewer={viewerOf(c)} employee={employee} pages={[]} page={await readWikiPage(db, id, slug)} />);
+  })
+  .get("/employees/:id/learning", viewer, validate("param", idParam), (c) => learningPage(c, c.req.valid("param").id))
+  // `GET /v1/employees/:id/playbook?format=gene` for a browser (the session instead of a bearer token), as a download.
+  .get("/employees/:id/playbook/export", viewer, validate("param", idParam), async (c) => {
+    const { id } = c.req.valid("param");
+    const genes = await playbookView(getDb(c.env.DB), id, { format: "gene" }, c.var.clock.now());
+    c.header("Content-Disposition", `attachment; filename="${id}-playbook-genes.json"`);
+    return c.json(genes);
+  })
+  .post("/employees/:id/playbook/:entry_id/retire", manager, validate("param", entryParam), async (c) => {
+    const { id, entry_id } = c.req.valid("param");
+    const form = await readForm(c);
+    const result = await attempt(async () => {
+      const parsed = retireBody.safeParse({ reason: form.reason });
+      if (!parsed.success) throw invalid(parsed.error, "The entry cannot be retired");
+      return retireEntry(getDb(c.env.DB), id, entry_id, parsed.data, c.var.session.principal.id, c.var.clock.now());
+    });
+    if (result.ok) return c.redirect(`/console/employees/${id}/learning#entry-${entry_id}`, 303);
+    if (result.error.code === "not_found") throw result.error;
+    return learningPage(
+      c,
+      id,
+      { entryId: entry_id, problem: formProblem(result.error)!, reason: form.reason },
+      problemStatus(result.error),
+    );
+  })
+  .get("/conversations/:id", viewer, validate("param", convParam), (c) => conversationPage(c, c.req.valid("param").id))
+  .post("/conversations/:id/messages", manager, validate("param", convParam), async (c) => {
+    const id = c.req.valid("param").id;
+    const form = await readForm(c);
+    const result = await attempt(async () => {
+      const parsed = z.object({ content: z.string() }).safeParse({ content: form.content });
+      if (!parsed.success) throw invalid(parsed.error, "The message is invalid");
+      return sendMessage(c.env, getDb(c.env.DB), id, { content: parsed.data.content }, c.var.session.principal.id, c.var.clock.now());
+    });
+    if (result.ok) return c.redirect(`/console/conversations/${id}`, 303);
+    if (result.error.code === "not_found") throw result.error;
+    return conversationPage(c, id, formProblem(result.error), form.content, problemStatus(result.error));
+  })
+  .post("/conversations/:id/close", manager, validate("param", convParam), async (c) => {
+    const id = c.req.valid("param").id;
+    const result = await attempt(() => closeConversation(c.env, id, "closed_by_request", c.var.session.principal.id, c.var.clock.now()));
+    if (result.ok) return c.redirect(`/console/conversations/${id}`, 303);
+    if (result.error.code === "not_found") throw result.error;
+    return conversationPage(c, id, formProblem(result.error), undefined, problemStatus(result.error));
+  })
+  .get("/tasks", viewer, async (c) => {
+    return page(c, <TasksPage viewer={viewerOf(c)} tasks={(await recentTasks(getDb(c.env.DB), { limit: 100 })).map(taskView)} />);
+  })
+  .get("/tasks/:id", viewer, validate("param", taskParam), async (c) => {
+    const db = getDb(c.env.DB);
+    const task = await findTask(db, c.req.valid("param").id);
+    if (!task) throw notFound("task");
+    const view = { ...taskView(task), goal_loop: await goalLoopView(db, task), ...(await teamFieldsOfTask(c.env, db, task.id)) };
+    return page(c, <TaskPage viewer={viewerOf(c)} task={view} />);
+  })
+  .get("/tasks/:id/roles", viewer, validate("param", taskParam), async (c) => {
+    const db = getDb(c.env.DB);
+    const { id } = c.req.valid("param");
+    if (!(await taskKnownToTeam(db, id))) throw notFound(`task ${id}`);
+    const [roles, cost, task] = await Promise.all([roleTurnsView(db, id), costByRole(db, id), findTask(db, id)]);
+    return page(c, <RolesPage viewer={viewerOf(c)} taskId={id} title={task?.title ?? id} roles={roles} cost={cost} />);
+  })
+  .get("/matrix", viewer, async (c) => {
+    const db = getDb(c.env.DB);
+    const [current, runs] = await Promise.all([currentMatrix(db), recentEvalRuns(db, 20)]);
+    return page(c, <MatrixPage viewer={viewerOf(c)} current={current} runs={runs} />);
+  })
+  .get(
+    "/matrix/:run_id",
+    viewer,
+    validate("param", z.object({ run_id: z.string().regex(/^evr_[0-9a-f]{16}$/, "a run id") })),
+    async (c) => {
+      return page(c, <MatrixRunPage viewer={viewerOf(c)} run={await runView(getDb(c.env.DB), c.req.valid("param").run_id)} />);
+    },
+  )
+  .get("/runners", viewer, async (c) => {
+    const [list, activity] = await Promise.all([
+      listCredentials(getDb(c.env.DB), "runner", { limit: 500 }),
+      getRunnerInbox(c.env).runnerActivity(),
+    ]);
+    const byId = new Map(activity.map((a) => [a.runner_id, a]));
+    return page(c, <RunnersPage viewer={viewerOf(c)} runners={list.items.map((r) => runnerView(r, byId.get(r.id)))} />);
+  })
+  .get("/audit", viewer, async (c) => {
+    return page(c, <AuditPage viewer={viewerOf(c)} status={await getAuditSealer(c.env).status()} />);
+  })
+  .get("/config", viewer, (c) => page(c, <ConfigListPage viewer={viewerOf(c)} sections={[...CONFIG_SECTIONS.keys()].sort()} />))
+  .get("/config/:section", viewer, validate("param", z.object({ section: z.string().min(1).max(64) })), async (c) => {
+    const name = c.req.valid("param").section;
+    const section = sectionOrThrow(name);
+    const effective = presentSection(section, await readSection(getDb(c.env.DB), section));
+    return page(c, <ConfigSectionPage viewer={viewerOf(c)} section={name} effective={effective} saved={c.req.query("saved") === "1"} />);
+  })
+  .post("/config/:section", admin, validate("param", z.object({ section: z.string().min(1).max(64) })), async (c) => {
+    const name = c.req.valid("param").section;
+    const section = sectionOrThrow(name);
+    const db = getDb(c.env.DB);
+    const form = await readForm(c);
+    const result = await attempt(async () => {
+      let value: unknown;
+      try {
+        value = JSON.parse(form.json ?? "");
+      } catch (err) {
+        throw new AppError("validation_failed", "The section is not JSON", {
+          errors: [{ path: "", message: err instanceof Error ? err.message : "not JSON" }],
+        });
+      }
+      return writeSection(db, section, value, c.var.session.principal.id, c.var.clock.now());
+    });
+    if (result.ok) return c.redirect(`/console/config/${name}?saved=1`, 303);
+    const effective = presentSection(section, await readSection(db, section));
+    return page(
+      c,
+      <ConfigSectionPage viewer={viewerOf(c)} section={name} effective={effective} draft={form.json} problem={formProblem(result.error)} />,
+      problemStatus(result.error),
+    );
+  });

@@ -1,0 +1,48 @@
+import { exports } from "cloudflare:workers";
+
+export const ORIGIN = "http://crewplane.test";
+
+export interface WebResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/** One browser-like request through the real Worker: a cookie, a form body, the page's Origin. */
+export async function web(
+  path: string,
+  opts: { method?: string; cookie?: string; form?: Record<string, string>; headers?: Record<string, string>; origin?: string | null } = {},
+): Promise<WebResponse> {
+  const headers: Record<string, string> = { accept: "text/html", ...(opts.headers ?? {}) };
+  if (opts.cookie) headers.cookie = opts.cookie;
+  let body: string | undefined;
+  if (opts.form) {
+    headers["content-type"] = "application/x-www-form-urlencoded";
+    body = new URLSearchParams(opts.form).toString();
+    if (opts.origin !== null) headers.origin = opts.origin ?? ORIGIN;
+  }
+  const res = await exports.default.fetch(`${ORIGIN}${path}`, {
+    method: opts.method ?? (body ? "POST" : "GET"),
+    headers,
+    body,
+    redirect: "manual",
+  });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/** Logs in at the form; returns the `Cookie` header value the browser would send afterwards. */
+export async function login(token: string): Promise<{ cookie: string; setCookie: string; csrf: string }> {
+  const res = await web("/console/login", { form: { token, next: "/console" } });
+  if (res.status !== 303) throw new Error(`login: ${res.status} ${res.text.slice(0, 500)}`);
+  const setCookie = res.headers.get("set-cookie") ?? "";
+  const cookie = setCookie.split(";")[0]!;
+  return { cookie, setCookie, csrf: await csrfOf(cookie) };
+}
+
+/** The form token a console page hands this session. */
+export async function csrfOf(cookie: string): Promise<string> {
+  const page = await web("/console/config", { cookie });
+  const match = /name="_csrf" value="([0-9a-f]{64})"/.exec(page.text);
+  if (!match) throw new Error(`no form token on the page (${page.status})`);
+  return match[1]!;
+}
