@@ -4,7 +4,7 @@ import { answerOf } from "../jobs/model-answer";
 import { employeeTurnPayload, utilityPayload, type EmployeeTurnPayload, type UtilityPayload } from "../jobs/payloads";
 import { readSection } from "../lib/config";
 import { searchMemory } from "../knowledge/memory";
-import { DEFAULT_ALLOWED_TOOLS } from "../tasks/employees";
+import { DEFAULT_ALLOWED_TOOLS } from "../jobs/default-tools";
 import { evaluateRound, frozenCriteria, type Evaluation } from "./acceptance";
 import type { RoundState, StageRecord } from "./composer";
 import { EFFORT_LEVELS, type EffortLevel } from "./effort";
@@ -16,7 +16,7 @@ import { newProtectedMarker } from "./render";
 import { listRounds, stateOf } from "./round-store";
 import type { RoundContext } from "./stage-request";
 import { stageResults } from "./stage-request";
-import { teamStageResult, type TeamStageResult } from "./stage-job";
+import { teamStageResult, type TeamStageResult } from "../jobs/team-stage-job";
 
 /**
  * The goal loop's own stages, which are not role members: the employee's run (`work`, an

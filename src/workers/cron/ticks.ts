@@ -9,7 +9,7 @@ import { silenceBreakerTick } from "../../evolution/silence";
 import { councilTick } from "./council";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
-import { getAuditSealer } from "../../durable-objects/audit-sealer";
+import { getAuditSealer } from "../../durable-objects/audit-sealer-rpc";
 
 /** Every tick name of the API; features register theirs below as they land. */
 export const TICK_NAMES = [

@@ -1,9 +1,5 @@
 import { z } from "zod";
-import { MEMBER_STAGE_KINDS } from "./budget";
-import { TEAM_RUNTIMES } from "./catalog";
-import { EFFORT_LEVELS } from "./effort";
-import { packetIdSchema } from "./packet";
-import { TEAM_ROLES } from "./settings";
+import { EFFORT_LEVELS, MEMBER_STAGE_KINDS, packetIdSchema, TEAM_ROLES, TEAM_RUNTIMES } from "./team-vocabulary";
 
 /**
  * Queue messages are at most 128 KB with metadata (Cloudflare Queues limits); a stage payload stays
