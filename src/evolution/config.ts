@@ -62,7 +62,6 @@ export const employeeEvolution = z
     strategy: z.enum(EVOLUTION_STRATEGIES),
   })
   .partial();
-export type EmployeeEvolution = z.infer<typeof employeeEvolution>;
 
 /** The employee's effective section: its own keys over the global ones (a corrupt override is none). */
 export function effectiveEvolution(global: EvolutionConfig, own: unknown): EvolutionConfig {
@@ -75,4 +74,3 @@ export function effectiveEvolution(global: EvolutionConfig, own: unknown): Evolu
  * the cognitive memory layer is always resident, and the seed refuses writes to it.
  */
 export const TOGGLEABLE = ["gvu_enabled", "skill_auto_activate", "skill_security_scan", "legacy_soul_evolution"] as const;
-export type ToggleKey = (typeof TOGGLEABLE)[number];

@@ -5,7 +5,7 @@ import { budgetLimitsInput, DEGRADE_STEPS, type BudgetLimitsInput, type DegradeS
 
 /** Stages a role member runs (a `team_stage` job, charged to the task's spawn budget). */
 export { MEMBER_STAGE_KINDS, type MemberStageKind } from "../jobs/team-vocabulary";
-export { budgetLimitsInput, DEGRADE_STEPS, type BudgetLimitsInput, type DegradeStep } from "../tasks/dispatch/team-fields";
+export { budgetLimitsInput, type BudgetLimitsInput, type DegradeStep } from "../tasks/dispatch/team-fields";
 
 /**
  * The per-task spawn budget (seed 002 "予算が足りなくなったとき"), as pure arithmetic shared by the

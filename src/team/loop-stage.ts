@@ -204,12 +204,6 @@ async function evaluationInput(db: Db, state: RoundState, criteria: string[], ti
   };
 }
 
-/** A loop stage's result as the stage result schema reads it (absent fields stay unknown). */
-export function loopStageResult(result: Record<string, unknown> | undefined): TeamStageResult | undefined {
-  const parsed = teamStageResult.safeParse(result ?? {});
-  return parsed.success ? parsed.data : undefined;
-}
-
 /** The acceptance path's judgement of a round from the evaluator's answer. */
 export function judgeRound(
   state: RoundState,

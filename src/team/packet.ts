@@ -2,7 +2,6 @@ import { z } from "zod";
 import { label, prose } from "../lib/validation";
 import { TEAM_ROLES } from "./settings";
 import { packetIdSchema } from "../jobs/team-vocabulary";
-export { packetIdSchema } from "../jobs/team-vocabulary";
 
 /**
  * TaskPacket: the only thing that crosses a role boundary (seed 002). Every object is strict, so a

@@ -49,4 +49,3 @@ export const dispatchGuardConfig = defineConfigSection(
     ...TEAM_DISPATCH_GUARD_FIELDS,
   }),
 );
-export type DispatchGuardConfig = z.infer<typeof dispatchGuardConfig.schema>;
