@@ -4,7 +4,7 @@ import type { CouncilSession } from "./durable-objects/council-session";
 import type { EvolutionSemaphore } from "./durable-objects/evolution-semaphore";
 import type { NodePresence } from "./durable-objects/node-presence";
 import type { RateWindow } from "./durable-objects/rate-window";
-import type { RunnerInbox } from "./durable-objects/runner-inbox";
+import type { RunnerInbox } from "./workers/runner-inbox";
 import type { ApprovalDeliveryMessage } from "./queues/approval-delivery-message";
 import type { TaskBudget } from "./durable-objects/task-budget";
 import type { TeamAdmission } from "./durable-objects/team-admission";

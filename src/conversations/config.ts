@@ -18,4 +18,3 @@ export const conversationsConfig = defineConfigSection(
     history_turns: z.number().int().min(0).max(200).default(40),
   }),
 );
-export type ConversationsConfig = z.infer<typeof conversationsConfig.schema>;

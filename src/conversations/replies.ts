@@ -1,7 +1,7 @@
 import { getDb } from "../db/client";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { recordReplyEnd } from "./messages";
 
 /**

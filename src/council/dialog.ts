@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { getDb } from "../db/client";
 import { projects } from "../db/schema";
-import { getCouncilSession } from "../durable-objects/council-session";
+import { getCouncilSession } from "../durable-objects/council-session-rpc";
 import type { Env } from "../env";
 import { readSectionCached } from "../lib/config";
 import { BOOTSTRAP_ADMIN_ID } from "../lib/auth";

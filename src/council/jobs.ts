@@ -1,8 +1,8 @@
 import { getDb } from "../db/client";
-import { getCouncilSession } from "../durable-objects/council-session";
+import { getCouncilSession } from "../durable-objects/council-session-rpc";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { readCouncilConfig } from "./config";
 import { onPrescreenEnded } from "./proposals";
 import { cryptoRandom } from "./random";

@@ -8,7 +8,7 @@ import type { Env } from "../env";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
 import { getNode } from "../nodes/registry";
-import { getCouncilSession } from "../durable-objects/council-session";
+import { getCouncilSession } from "../durable-objects/council-session-rpc";
 import type { CouncilConfig } from "./config";
 import { planEffects } from "./effects";
 import { invitePayload, nextCheckAt, openDiverge } from "./machine";

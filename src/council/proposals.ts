@@ -12,7 +12,7 @@ import { appendEventWhere } from "../lib/guarded-insert";
 import { newId } from "../lib/ids";
 import { label, prose } from "../lib/validation";
 import { repoNameField } from "../projects/repo-name";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { dispatchJob, prepareJob } from "../jobs/submit";
 import { notifySelectedStatement } from "../nodes/events";
 import { enqueuePushes } from "../nodes/webhook";

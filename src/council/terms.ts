@@ -36,12 +36,6 @@ export function efficiency(m: Pick<TermMemberFacts, "requests" | "responses">): 
   return m.requests > 0 ? Math.min(1, m.responses / m.requests) : null;
 }
 
-/** The term's mean over members whose efficiency is known; null when none is. */
-export function meanEfficiency(members: readonly Pick<TermMemberFacts, "requests" | "responses">[]): number | null {
-  const known = members.map(efficiency).filter((e): e is number => e !== null);
-  return known.length > 0 ? known.reduce((s, e) => s + e, 0) / known.length : null;
-}
-
 /**
  * The hourly term check (seed 004 "解散トリガー"): every trigger that holds, in a fixed order, so
  * the record names all of them. A majority is more than half of the members.

@@ -1,7 +1,7 @@
 import { and, isNotNull, lte, sql } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { councilSessions } from "../db/schema";
-import { getCouncilSession } from "../durable-objects/council-session";
+import { getCouncilSession } from "../durable-objects/council-session-rpc";
 import type { Env } from "../env";
 import { readSection } from "../lib/config";
 import { councilConfig } from "./config";

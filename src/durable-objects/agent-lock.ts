@@ -56,7 +56,3 @@ const acquireInput = z.object({
   now: z.number().int(),
 });
 export type AcquireInput = z.input<typeof acquireInput>;
-
-export function getAgentLock(env: Pick<Env, "AGENT_LOCK">, agentId: string) {
-  return env.AGENT_LOCK.getByName(agentId);
-}

@@ -239,8 +239,3 @@ export class AuditSealer extends DurableObject<Env> {
     this.sql.exec(`INSERT INTO sealer_state (k, v) VALUES (?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v`, k, v);
   }
 }
-
-/** The only way to reach the sealer: one object for the whole database (one chain, one writer). */
-export function getAuditSealer(env: Pick<Env, "AUDIT_SEALER">) {
-  return env.AUDIT_SEALER.getByName("chain");
-}

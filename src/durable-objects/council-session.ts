@@ -351,7 +351,3 @@ export class CouncilSession extends DurableObject<Env> {
 function notFound(id: string) {
   return { ok: false as const, code: "not_found" as const, detail: `session ${id} not found` };
 }
-
-export function getCouncilSession(env: Pick<Env, "COUNCIL_SESSION">, sessionId: string) {
-  return env.COUNCIL_SESSION.getByName(sessionId);
-}

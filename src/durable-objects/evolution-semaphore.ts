@@ -54,8 +54,3 @@ const slotInput = z.object({
   now: z.number().int(),
 });
 export type SlotInput = z.input<typeof slotInput>;
-
-/** The fleet's one semaphore object. */
-export function getEvolutionSemaphore(env: Pick<Env, "EVOLUTION_SEMAPHORE">) {
-  return env.EVOLUTION_SEMAPHORE.getByName("global");
-}

@@ -96,8 +96,3 @@ const takeInput = z.object({
 });
 export type TakeInput = z.input<typeof takeInput>;
 export type TakeResult = { ok: true; count: number; limit: number } | { ok: false; count: number; limit: number; retry_after_ms: number };
-
-/** The only way to reach a window: one object per key. */
-export function getRateWindow(env: Pick<Env, "RATE_WINDOW">, key: string) {
-  return env.RATE_WINDOW.getByName(key);
-}

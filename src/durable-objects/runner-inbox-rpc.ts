@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { JobStatus } from "../db/schema";
 import { boundedJobResult, jobError, jobOwner, RUNTIMES } from "../jobs/payloads";
 import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-message";
+import type { Env } from "../env";
 
 /** The RunnerInbox's RPC inputs (parsed with zod inside the object) and its answers. */
 
@@ -113,4 +114,9 @@ export interface InboxJobView {
   lease_expires_at: string | null;
   leased_by: string | null;
   acknowledged: boolean;
+}
+
+/** The only way to reach an inbox; the fleet shares one unless a caller shards by name. */
+export function getRunnerInbox(env: Pick<Env, "RUNNER_INBOX">, name = "fleet") {
+  return env.RUNNER_INBOX.getByName(name);
 }

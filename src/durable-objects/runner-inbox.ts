@@ -1,13 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
-import { getDb } from "../db/client";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { newId } from "../lib/ids";
 import { canonicalJson } from "../jobs/canonical";
 import { afterFailure, afterLeaseExpired, checkFinish } from "../jobs/lease-policy";
-import { isJobEnd, notifyOwner, type JobEnd } from "../jobs/owner-handlers";
-import { recordInboxNotices, recordOwnerGaveUp, type AttemptRecord, type InboxNotice } from "../jobs/outcomes";
+import type { JobEnd } from "../jobs/job-end";
+import type { AttemptRecord } from "../jobs/outcomes";
 import type { JobError } from "../jobs/payloads";
 import type { DispatchMessage } from "../queues/dispatch-message";
 import {
@@ -40,6 +39,7 @@ import {
   type RunnerActivity,
   type SweepInput,
 } from "./runner-inbox-rpc";
+import { InboxOutbox } from "./runner-inbox-outbox";
 import { migrateInbox, type JobRow } from "./runner-inbox-schema";
 
 export type * from "./runner-inbox-rpc";
@@ -57,8 +57,12 @@ interface Waiter {
  * never loses it. Deliveries may repeat; D1 applies each job's notices in seq order regardless.
  * Time-based rules (lease expiry, unacknowledged claims, queue-time limit) are checked lazily on
  * every call, and the single alarm is set no later than the earliest of them.
+ *
+ * It knows no feature: a job's owner is told that the job ended through `callOwner`, which the
+ * Worker's exported subclass (`src/workers/runner-inbox.ts`) implements with the owner-handler
+ * table, the way Cloudflare's `agents` SDK has the app subclass its base object.
  */
-export class RunnerInbox extends DurableObject<Env> {
+export abstract class RunnerInboxBase extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly waiters = new Set<Waiter>();
   /** Long-polls their runner gave up on (poll id → when), so they stop waiting and claim nothing. */
@@ -69,14 +73,23 @@ export class RunnerInbox extends DurableObject<Env> {
   private offsetMs = 0;
   /** The alarm as we last set it (real ms, null for none); undefined until we know. */
   private alarmAt: number | null | undefined = undefined;
-  /** The outbox delivery in progress, and the one queued behind it (see flushOutbox). */
-  private delivery: Promise<void> | null = null;
-  private nextDelivery: Promise<void> | null = null;
+  /** Notices to D1 and calls to owners: `runner-inbox-outbox.ts`. */
+  private readonly outbox: InboxOutbox;
+
+  /** Tells the job's owner that it ended; throwing asks for a retry (see `InboxOutbox`). */
+  protected abstract callOwner(end: JobEnd): Promise<void>;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrateInbox(ctx.storage);
+    this.outbox = new InboxOutbox(
+      this.sql,
+      env,
+      ctx.id.toString(),
+      (end) => this.callOwner(end),
+      () => this.offsetMs,
+    );
     for (const row of this.sql.exec<{ runner_id: string }>(`SELECT runner_id FROM revoked_runners`)) this.revoked.add(row.runner_id);
   }
 
@@ -229,7 +242,7 @@ export class RunnerInbox extends DurableObject<Env> {
         req.jobId,
       )
       .one();
-    this.notice(row, {
+    this.outbox.record(row, {
       type: "job.completed",
       status: "completed",
       at: now,
@@ -271,7 +284,7 @@ export class RunnerInbox extends DurableObject<Env> {
       )
       .one();
     const type = decision.status === "queued" ? "job.requeued" : decision.status === "dead" ? "job.dead" : "job.failed";
-    this.notice(row, {
+    this.outbox.record(row, {
       type,
       status: decision.status,
       at: now,
@@ -335,7 +348,8 @@ export class RunnerInbox extends DurableObject<Env> {
         req.owner.id,
       )
       .toArray();
-    for (const row of rows) this.notice(row, { type: "job.dead", status: "dead", at: req.now, reason: req.error.code, error: req.error });
+    for (const row of rows)
+      this.outbox.record(row, { type: "job.dead", status: "dead", at: req.now, reason: req.error.code, error: req.error });
     await this.settle();
     return { withdrawn: rows.map((r) => r.job_id) };
   }
@@ -443,7 +457,7 @@ export class RunnerInbox extends DurableObject<Env> {
         )
         .toArray()[0];
       if (!row) continue;
-      this.notice(row, { type: "job.leased", status: "leased", at: now, attempt_record: attemptRecord(row, "leased", null) });
+      this.outbox.record(row, { type: "job.leased", status: "leased", at: now, attempt_record: attemptRecord(row, "leased", null) });
       leased.push({
         job_id: row.job_id,
         lease_id: leaseId,
@@ -487,7 +501,7 @@ export class RunnerInbox extends DurableObject<Env> {
           job.job_id,
         )
         .one();
-      this.notice(row, { type: "job.dead", status: "dead", at: now, reason: "no_runner", error });
+      this.outbox.record(row, { type: "job.dead", status: "dead", at: now, reason: "no_runner", error });
     }
     changed.no_runner = waitedOut.length;
     if (unacked.length > 0 || changed.requeued > 0) this.wakeWaiters();
@@ -505,7 +519,13 @@ export class RunnerInbox extends DurableObject<Env> {
         job.job_id,
       )
       .one();
-    this.notice(row, { type: "job.requeued", status: "queued", at: now, reason, attempt_record: attemptRecord(job, "released", now) });
+    this.outbox.record(row, {
+      type: "job.requeued",
+      status: "queued",
+      at: now,
+      reason,
+      attempt_record: attemptRecord(job, "released", now),
+    });
   }
 
   /** A lease ended without a word from its holder: the attempt counts; the job retries or is dead. */
@@ -537,7 +557,7 @@ export class RunnerInbox extends DurableObject<Env> {
         job.job_id,
       )
       .one();
-    this.notice(row, {
+    this.outbox.record(row, {
       type: dead ? "job.dead" : "job.requeued",
       status: decision.status,
       at: now,
@@ -569,33 +589,6 @@ export class RunnerInbox extends DurableObject<Env> {
 
   private holdsLease(job: JobRow, leaseId: string, runnerId: string): boolean {
     return job.status === "leased" && job.lease_id === leaseId && job.leased_by === runnerId && !this.revoked.has(runnerId);
-  }
-
-  private notice(row: JobRow, change: Omit<InboxNotice, "job_id" | "kind" | "owner" | "attempt" | "leased_by" | "at"> & { at: number }) {
-    const notice: InboxNotice = {
-      job_id: row.job_id,
-      kind: row.kind,
-      owner: JSON.parse(row.owner) as InboxNotice["owner"],
-      attempt: row.attempt,
-      leased_by: row.leased_by,
-      ...change,
-      at: new Date(change.at).toISOString(),
-    };
-    const { seq } = this.sql.exec<{ seq: number }>(`INSERT INTO outbox (notice) VALUES (?) RETURNING seq`, JSON.stringify(notice)).one();
-    if (isJobEnd(notice.status)) {
-      const end: JobEnd = {
-        job_id: notice.job_id,
-        kind: notice.kind,
-        owner: notice.owner,
-        status: notice.status,
-        attempt: notice.attempt,
-        at: notice.at,
-        ...(notice.result !== undefined ? { result: notice.result } : {}),
-        ...(notice.error !== undefined ? { error: notice.error } : {}),
-        ...(notice.reason !== undefined ? { reason: notice.reason } : {}),
-      };
-      this.sql.exec(`INSERT INTO owner_calls (seq, job_end, next_at) VALUES (?, ?, ?)`, seq, JSON.stringify(end), Date.now());
-    }
   }
 
   private findRow(jobId: string): JobRow | undefined {
@@ -632,101 +625,8 @@ export class RunnerInbox extends DurableObject<Env> {
    * workerd, and the caller then reads its own writes in D1.
    */
   private async settle(): Promise<void> {
-    if (this.hasOutbox()) await this.flushOutbox();
-    await this.callOwners();
+    await this.outbox.deliver();
     await this.scheduleAlarm();
-  }
-
-  /**
-   * One delivery at a time, and callers that arrive while one is in flight share the next one:
-   * under load a single D1 batch carries the notices of many calls, instead of each call paying a
-   * round trip of its own. A caller's notice is in the outbox before it asks, so the delivery that
-   * starts after it asked carries it.
-   */
-  private flushOutbox(): Promise<void> {
-    if (!this.delivery) {
-      this.delivery = this.deliverOutbox().finally(() => {
-        this.delivery = null;
-      });
-      return this.delivery;
-    }
-    this.nextDelivery ??= this.delivery.then(() => {
-      this.nextDelivery = null;
-      return this.flushOutbox();
-    });
-    return this.nextDelivery;
-  }
-
-  private async deliverOutbox(): Promise<void> {
-    try {
-      // A bounded number of batches per call keeps one invocation's D1 statements well under the
-      // platform's per-invocation limit; whatever is left goes with the next call or the alarm.
-      for (let round = 0; round < OUTBOX_ROUNDS; round++) {
-        const rows = this.sql
-          .exec<{ seq: number; notice: string }>(`SELECT seq, notice FROM outbox ORDER BY seq LIMIT ?`, OUTBOX_BATCH)
-          .toArray();
-        if (rows.length === 0) break;
-        // Results can be large: keep one D1 batch well below its request size.
-        let bytes = 0;
-        let take = 0;
-        while (take < rows.length && (take === 0 || bytes + rows[take]!.notice.length <= OUTBOX_BATCH_BYTES))
-          bytes += rows[take++]!.notice.length;
-        const batch = rows.slice(0, take);
-        await recordInboxNotices(
-          getDb(this.env.DB),
-          this.ctx.id.toString(),
-          batch.map((r) => ({ seq: r.seq, notice: JSON.parse(r.notice) as InboxNotice })),
-        );
-        this.sql.exec(`DELETE FROM outbox WHERE seq <= ?`, batch[batch.length - 1]!.seq);
-      }
-    } catch (err) {
-      // Left in the outbox for the alarm to retry; the lease state itself is already safe.
-      console.error("runner-inbox: outbox delivery failed", err);
-    }
-  }
-
-  /**
-   * Tells each ended job's owner, once its notice is in D1 (so the handler reads the final row).
-   * A call is claimed synchronously first, so concurrent settles in this object do not repeat it;
-   * a failing handler is retried with backoff and, after OWNER_CALL_ATTEMPTS, recorded and dropped.
-   */
-  private async callOwners(): Promise<void> {
-    const realNow = Date.now();
-    const due = this.sql
-      .exec<{ seq: number; job_end: string; attempts: number }>(
-        `UPDATE owner_calls SET next_at = ?, attempts = attempts + 1
-         WHERE seq IN (SELECT seq FROM owner_calls WHERE next_at <= ? AND seq < (SELECT COALESCE(MIN(seq), 9e15) FROM outbox) ORDER BY seq LIMIT ?)
-         RETURNING seq, job_end, attempts`,
-        realNow + OWNER_CALL_HOLD_MS,
-        realNow,
-        OWNER_CALL_BATCH,
-      )
-      .toArray()
-      .sort((a, b) => a.seq - b.seq);
-    for (const call of due) {
-      const end = JSON.parse(call.job_end) as JobEnd;
-      try {
-        await notifyOwner(this.env, end);
-        this.sql.exec(`DELETE FROM owner_calls WHERE seq = ?`, call.seq);
-      } catch (err) {
-        console.error(`runner-inbox: owner handler for ${end.owner.kind}:${end.owner.id} (job ${end.job_id}) failed`, err);
-        if (call.attempts >= OWNER_CALL_ATTEMPTS) {
-          try {
-            await recordOwnerGaveUp(getDb(this.env.DB), end, call.attempts, String(err), new Date(Date.now() + this.offsetMs));
-            this.sql.exec(`DELETE FROM owner_calls WHERE seq = ?`, call.seq);
-          } catch (recordErr) {
-            console.error("runner-inbox: could not record the abandoned owner call; keeping it", recordErr);
-          }
-        } else {
-          const backoff = Math.min(OWNER_CALL_MAX_BACKOFF_MS, 1_000 * 2 ** call.attempts);
-          this.sql.exec(`UPDATE owner_calls SET next_at = ? WHERE seq = ?`, Date.now() + backoff, call.seq);
-        }
-      }
-    }
-  }
-
-  private hasOutbox(): boolean {
-    return this.sql.exec(`SELECT 1 FROM outbox LIMIT 1`).toArray().length > 0;
   }
 
   /**
@@ -737,18 +637,17 @@ export class RunnerInbox extends DurableObject<Env> {
    */
   private async scheduleAlarm() {
     const deadlines = this.sql
-      .exec<{ lease: number | null; ack: number | null; queue: number | null; owner: number | null }>(
+      .exec<{ lease: number | null; ack: number | null; queue: number | null }>(
         `SELECT (SELECT MIN(lease_expires_at) FROM jobs WHERE status = 'leased') AS lease,
                 (SELECT MIN(ack_deadline) FROM jobs WHERE acked = 0) AS ack,
-                (SELECT MIN(queue_deadline) FROM jobs WHERE status = 'queued') AS queue,
-                (SELECT MIN(next_at) FROM owner_calls) AS owner`,
+                (SELECT MIN(queue_deadline) FROM jobs WHERE status = 'queued') AS queue`,
       )
       .one();
     const candidates: number[] = [];
     for (const clockTime of [deadlines.lease, deadlines.ack, deadlines.queue])
       if (clockTime !== null) candidates.push(clockTime - this.offsetMs);
-    if (deadlines.owner !== null) candidates.push(deadlines.owner);
-    if (this.hasOutbox()) candidates.push(Date.now() + OUTBOX_RETRY_MS);
+    const outbox = this.outbox.nextDeadline();
+    if (outbox !== null) candidates.push(outbox);
     if (candidates.length === 0) return;
     const target = Math.max(Date.now(), Math.min(...candidates));
     if (this.alarmAt !== undefined && this.alarmAt !== null && this.alarmAt <= target) return;
@@ -764,16 +663,6 @@ export class RunnerInbox extends DurableObject<Env> {
   }
 }
 
-const OUTBOX_RETRY_MS = 5_000;
-/** Notices per D1 batch (each is two or three statements), and a byte bound for large results. */
-const OUTBOX_BATCH = 100;
-const OUTBOX_BATCH_BYTES = 1_000_000;
-const OUTBOX_ROUNDS = 3;
-const OWNER_CALL_BATCH = 20;
-/** How long a claimed owner call is held before another settle may try it again. */
-const OWNER_CALL_HOLD_MS = 60_000;
-const OWNER_CALL_ATTEMPTS = 8;
-const OWNER_CALL_MAX_BACKOFF_MS = 5 * 60_000;
 const CANCELLED_POLL_MEMORY_MS = 60_000;
 const PRUNE_BATCH = 5_000;
 const PRUNE_ROUNDS = 40;
@@ -803,9 +692,4 @@ function toView(row: JobRow): InboxJobView {
     leased_by: row.leased_by,
     acknowledged: row.acked === 1,
   };
-}
-
-/** The only way to reach an inbox; the fleet shares one unless a caller shards by name. */
-export function getRunnerInbox(env: Pick<Env, "RUNNER_INBOX">, name = "fleet") {
-  return env.RUNNER_INBOX.getByName(name);
 }

@@ -182,7 +182,3 @@ export interface BudgetStatus {
   remaining: number | null;
   rounds: ({ round: number } & PlanOutcome)[];
 }
-
-export function getTaskBudget(env: Pick<Env, "TASK_BUDGET">, taskId: string) {
-  return env.TASK_BUDGET.getByName(taskId);
-}

@@ -179,8 +179,3 @@ interface TicketRow extends Record<string, SqlStorageValue> {
   enqueued_at: number;
   expires_at: number | null;
 }
-
-/** One admission queue for the whole fleet: scaffolds are a host-wide resource. */
-export function getTeamAdmission(env: Pick<Env, "TEAM_ADMISSION">, name = "fleet") {
-  return env.TEAM_ADMISSION.getByName(name);
-}

@@ -13,7 +13,7 @@ import { newId } from "../lib/ids";
 import { label } from "../lib/validation";
 import { answerOf } from "../jobs/model-answer";
 import { RUNTIMES, utilityPayload } from "../jobs/payloads";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { dispatchJob, prepareJob } from "../jobs/submit";
 import { findEmployee } from "../tasks/employees";
 import type { ExecutorRun, MatrixRun, VerifierRun } from "./cells";
@@ -39,11 +39,23 @@ const modelRef = z.strictObject({ runtime: z.enum(RUNTIMES), model: label(200) }
 
 export const matrixRequest = z
   .strictObject({
-    roles: z.array(z.enum(MEASURED_ROLES)).min(1).max(2).default([...MEASURED_ROLES]),
+    roles: z
+      .array(z.enum(MEASURED_ROLES))
+      .min(1)
+      .max(2)
+      .default([...MEASURED_ROLES]),
     /** Domains (suite directories) to run; default every shipped suite. */
-    suites: z.array(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/)).min(1).max(50).optional(),
+    suites: z
+      .array(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/))
+      .min(1)
+      .max(50)
+      .optional(),
     /** Only these cases (`<domain>/<case_id>`) of those suites; default all of them. */
-    cases: z.array(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}\/[a-z0-9][a-z0-9_-]{0,63}$/)).min(1).max(500).optional(),
+    cases: z
+      .array(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}\/[a-z0-9][a-z0-9_-]{0,63}$/))
+      .min(1)
+      .max(500)
+      .optional(),
     /** The models to measure; with `compare`, its weak and strong models are measured too. */
     models: z.array(modelRef).min(1).max(8).optional(),
     compare: z.strictObject({ weak: modelRef, strong: modelRef }).optional(),
@@ -60,7 +72,10 @@ export const matrixRequest = z
     /** An employee whose tools the executor runs get (default: the default tool set). */
     employee_id: z.string().min(1).max(64).optional(),
   })
-  .refine((b) => b.models !== undefined || b.compare !== undefined, { message: "name the models to measure, or a weak/strong compare", path: ["models"] });
+  .refine((b) => b.models !== undefined || b.compare !== undefined, {
+    message: "name the models to measure, or a weak/strong compare",
+    path: ["models"],
+  });
 export type MatrixRequest = z.infer<typeof matrixRequest>;
 
 interface PlannedRun {
@@ -74,7 +89,11 @@ interface PlannedRun {
 
 function suitesOrThrow(wanted: readonly string[] | undefined): Suite[] {
   const loaded = loadSuites();
-  if (!loaded.ok) throw new AppError("internal_error", `the shipped eval suites do not load: ${loaded.errors.map((e) => `${e.file} ${e.field}: ${e.message}`).join("; ")}`);
+  if (!loaded.ok)
+    throw new AppError(
+      "internal_error",
+      `the shipped eval suites do not load: ${loaded.errors.map((e) => `${e.file} ${e.field}: ${e.message}`).join("; ")}`,
+    );
   if (!wanted) return loaded.suites;
   const unknown = wanted.filter((d) => !loaded.suites.some((s) => s.domain === d));
   if (unknown.length) {
@@ -94,7 +113,10 @@ const caseOf = (suites: readonly Suite[], domain: string, id: string): EvalCase 
  * so 0.5·√(n/(n−1))/√n = 0.5/√(n−1). A cell that resolves with fewer cases did so because its pass
  * rate sits far from one half, which nobody can promise in advance.
  */
-export function declaredResolution(design: MatrixDesign, cells: { domain: string; role: string; runtime: string; model: string; n: number }[]) {
+export function declaredResolution(
+  design: MatrixDesign,
+  cells: { domain: string; role: string; runtime: string; model: string; n: number }[],
+) {
   return {
     declared_mde: design.declared_mde,
     alpha: design.alpha,
@@ -114,16 +136,23 @@ export async function startRun(env: Env, db: Db, body: MatrixRequest, actor: str
   if (body.budget_usd !== undefined) {
     const unpriced = models.filter((m) => reservationUsd(cfg, m.model) === null).map((m) => m.model);
     if (unpriced.length) {
-      throw new AppError("validation_failed", `a run with a budget needs a price for every model it uses; none for ${unpriced.join(", ")}`, {
-        errors: [{ path: "budget_usd", message: `set [eval] prices for ${unpriced.join(", ")}` }],
-        extra: { reason: "price_missing", models: unpriced },
-      });
+      throw new AppError(
+        "validation_failed",
+        `a run with a budget needs a price for every model it uses; none for ${unpriced.join(", ")}`,
+        {
+          errors: [{ path: "budget_usd", message: `set [eval] prices for ${unpriced.join(", ")}` }],
+          extra: { reason: "price_missing", models: unpriced },
+        },
+      );
     }
   }
   if (body.cases) {
     const known = new Set(suites.flatMap((s) => s.cases.map((c) => `${c.domain}/${c.id}`)));
     const unknown = body.cases.filter((c) => !known.has(c));
-    if (unknown.length) throw new AppError("validation_failed", `unknown case(s): ${unknown.join(", ")}`, { errors: [{ path: "cases", message: "not in the suites asked for" }] });
+    if (unknown.length)
+      throw new AppError("validation_failed", `unknown case(s): ${unknown.join(", ")}`, {
+        errors: [{ path: "cases", message: "not in the suites asked for" }],
+      });
   }
   const wantedCase = (c: EvalCase) => !body.cases || body.cases.includes(`${c.domain}/${c.id}`);
   const design: MatrixDesign = { ...DEFAULT_DESIGN, ...body.design, k: body.k };
@@ -135,12 +164,20 @@ export async function startRun(env: Env, db: Db, body: MatrixRequest, actor: str
         const cases = suite.cases.filter((c) => wantedCase(c) && (role === "executor" || c.transcript !== undefined));
         if (cases.length === 0) continue;
         cellSizes.push({ domain: suite.domain, role, runtime: m.runtime, model: m.model, n: cases.length });
-        for (const c of cases) for (let r = 1; r <= body.k; r++) planned.push({ role, runtime: m.runtime, model: m.model, domain: c.domain, caseId: c.id, repeat: r });
+        for (const c of cases)
+          for (let r = 1; r <= body.k; r++)
+            planned.push({ role, runtime: m.runtime, model: m.model, domain: c.domain, caseId: c.id, repeat: r });
       }
     }
   }
-  if (planned.length === 0) throw new AppError("validation_failed", "nothing to run: no case fits the roles asked for", { errors: [{ path: "roles", message: "no case" }] });
-  if (planned.length > 2_000) throw new AppError("validation_failed", `${planned.length} runs is more than one measurement may hold (2000)`, { errors: [{ path: "k", message: "fewer runs" }] });
+  if (planned.length === 0)
+    throw new AppError("validation_failed", "nothing to run: no case fits the roles asked for", {
+      errors: [{ path: "roles", message: "no case" }],
+    });
+  if (planned.length > 2_000)
+    throw new AppError("validation_failed", `${planned.length} runs is more than one measurement may hold (2000)`, {
+      errors: [{ path: "k", message: "fewer runs" }],
+    });
   const runId = newId("evr");
   const at = now.toISOString();
   const resolution = declaredResolution(design, cellSizes);
@@ -172,7 +209,15 @@ export async function startRun(env: Env, db: Db, body: MatrixRequest, actor: str
       createdAt: at,
     }),
     ...chunks,
-    appendEvent(db, { type: "eval.run_started", subject: runId, payload: { run_id: runId, total_jobs: rows.length, models, roles: body.roles, by: actor } }, now),
+    appendEvent(
+      db,
+      {
+        type: "eval.run_started",
+        subject: runId,
+        payload: { run_id: runId, total_jobs: rows.length, models, roles: body.roles, by: actor },
+      },
+      now,
+    ),
   ]);
   await dispatchMore(env, runId, now);
   return { run_id: runId, status: "running" as const, total_jobs: rows.length, declared_resolution: resolution };
@@ -227,7 +272,13 @@ async function jobFor(db: Db, run: EvalRunRow, row: EvalJobRow, suites: readonly
     });
     return { kind: "eval_case" as const, payload };
   }
-  const payload = utilityPayload.parse({ runtime: row.runtime, model: row.model, prompt: verifierPrompt(c), timeout_ms: cfg.case_timeout_ms, output_schema: "verdict" });
+  const payload = utilityPayload.parse({
+    runtime: row.runtime,
+    model: row.model,
+    prompt: verifierPrompt(c),
+    timeout_ms: cfg.case_timeout_ms,
+    output_schema: "verdict",
+  });
   return { kind: "utility" as const, payload };
 }
 
@@ -274,10 +325,17 @@ export async function dispatchMore(env: Env, runId: string, now: Date): Promise<
     }
     const job = await jobFor(db, run, next, suites, cfg);
     if (!job) {
-      await db.update(evalJobs).set({ status: "skipped", detail: { reason: "case_gone" }, updatedAt: now.toISOString() }).where(and(eq(evalJobs.runId, runId), eq(evalJobs.seq, next.seq), eq(evalJobs.status, "pending")));
+      await db
+        .update(evalJobs)
+        .set({ status: "skipped", detail: { reason: "case_gone" }, updatedAt: now.toISOString() })
+        .where(and(eq(evalJobs.runId, runId), eq(evalJobs.seq, next.seq), eq(evalJobs.status, "pending")));
       continue;
     }
-    const prepared = prepareJob(db, { kind: job.kind, payload: job.payload, owner: { kind: "eval_run", id: runId } } as Parameters<typeof prepareJob>[1], now);
+    const prepared = prepareJob(
+      db,
+      { kind: job.kind, payload: job.payload, owner: { kind: "eval_run", id: runId } } as Parameters<typeof prepareJob>[1],
+      now,
+    );
     const room = sql`(SELECT COUNT(*) FROM ${evalJobs} WHERE ${evalJobs.runId} = ${runId} AND ${evalJobs.status} = 'dispatched') < ${cfg.parallel}
       AND EXISTS (SELECT 1 FROM ${evalJobs} WHERE ${evalJobs.runId} = ${runId} AND ${evalJobs.seq} = ${next.seq} AND ${evalJobs.status} = 'pending')`;
     const [, , claimed] = await db.batch([
@@ -296,14 +354,26 @@ export async function dispatchMore(env: Env, runId: string, now: Date): Promise<
       db
         .update(evalJobs)
         .set({ status: "dispatched", jobId: prepared.jobId, reserveUsd: reserve, updatedAt: now.toISOString() })
-        .where(and(eq(evalJobs.runId, runId), eq(evalJobs.seq, next.seq), eq(evalJobs.status, "pending"), sql`(SELECT COUNT(*) FROM ${evalJobs} e2 WHERE e2.run_id = ${runId} AND e2.status = 'dispatched') < ${cfg.parallel}`)),
+        .where(
+          and(
+            eq(evalJobs.runId, runId),
+            eq(evalJobs.seq, next.seq),
+            eq(evalJobs.status, "pending"),
+            sql`(SELECT COUNT(*) FROM ${evalJobs} e2 WHERE e2.run_id = ${runId} AND e2.status = 'dispatched') < ${cfg.parallel}`,
+          ),
+        ),
     ]);
     if (rowsChanged(claimed) === 0) return; // another dispatcher took the slot or the run
     try {
       await dispatchJob(env, prepared.message);
     } catch (err) {
       console.error(`eval: run ${runId} job ${prepared.jobId} could not be queued`, err);
-      await recordEnd(env, prepared.jobId, { status: "failed", error: { code: "dispatch_failed", message: "the dispatch queue refused the job" } }, now);
+      await recordEnd(
+        env,
+        prepared.jobId,
+        { status: "failed", error: { code: "dispatch_failed", message: "the dispatch queue refused the job" } },
+        now,
+      );
     }
   }
 }
@@ -333,12 +403,19 @@ async function stop(env: Env, runId: string, reason: string, now: Date) {
       .set({ status: "stopped", stopReason: reason })
       .where(and(eq(evalRuns.id, runId), eq(evalRuns.status, "running")))
       .returning({ id: evalRuns.id }),
-    db.update(evalJobs).set({ status: "skipped", detail: { reason }, updatedAt: at }).where(and(eq(evalJobs.runId, runId), eq(evalJobs.status, "pending"))),
+    db
+      .update(evalJobs)
+      .set({ status: "skipped", detail: { reason }, updatedAt: at })
+      .where(and(eq(evalJobs.runId, runId), eq(evalJobs.status, "pending"))),
     appendEvent(db, { type: "eval.run_stopped", subject: runId, payload: { run_id: runId, reason } }, now),
   ]);
   if (stopped.length === 0) return;
   // What is still in flight finishes and is counted; the report waits for it.
-  const inflight = await db.select({ n: sql<number>`COUNT(*)` }).from(evalJobs).where(and(eq(evalJobs.runId, runId), eq(evalJobs.status, "dispatched"))).get();
+  const inflight = await db
+    .select({ n: sql<number>`COUNT(*)` })
+    .from(evalJobs)
+    .where(and(eq(evalJobs.runId, runId), eq(evalJobs.status, "dispatched")))
+    .get();
   if (Number(inflight?.n ?? 0) === 0) await finalize(env, runId, now);
 }
 
@@ -367,7 +444,10 @@ async function recordEnd(env: Env, jobId: string, end: EndOf, now: Date) {
     // A failed job gave no reply at all: no observation. Offline text is not a verdict.
     verdict = !result ? "failed" : answer.offline ? "unparseable" : parseVerifierReply(answer.text ?? "");
     detail = result
-      ? { reply_head: (answer.text ?? "").slice(0, 300), ...(result.message_recovered_from_stream === true ? { message_recovered_from_stream: true } : {}) }
+      ? {
+          reply_head: (answer.text ?? "").slice(0, 300),
+          ...(result.message_recovered_from_stream === true ? { message_recovered_from_stream: true } : {}),
+        }
       : { reason: end.error?.code ?? "no_result" };
   }
   const cost = result ? costFromUsage(cfg, row.model, result.usage, result.cost_usd) : null;
@@ -388,11 +468,26 @@ async function finalize(env: Env, runId: string, now: Date): Promise<void> {
   for (const r of rows) {
     if (r.status !== "done" || !r.verdict) continue;
     if (r.role === "executor" && (r.verdict === "PASS" || r.verdict === "FAIL" || r.verdict === "unscored")) {
-      runs.push({ role: "executor", domain: r.domain, case_id: r.caseId, runtime: r.runtime, model: r.model, verdict: r.verdict } as ExecutorRun);
+      runs.push({
+        role: "executor",
+        domain: r.domain,
+        case_id: r.caseId,
+        runtime: r.runtime,
+        model: r.model,
+        verdict: r.verdict,
+      } as ExecutorRun);
     }
     const gold = caseOf(suites, r.domain, r.caseId)?.transcript?.gold;
     if (r.role === "verifier" && gold && (r.verdict === "PASS" || r.verdict === "FAIL" || r.verdict === "unparseable")) {
-      runs.push({ role: "verifier", domain: r.domain, case_id: r.caseId, runtime: r.runtime, model: r.model, gold, reply: r.verdict } as VerifierRun);
+      runs.push({
+        role: "verifier",
+        domain: r.domain,
+        case_id: r.caseId,
+        runtime: r.runtime,
+        model: r.model,
+        gold,
+        reply: r.verdict,
+      } as VerifierRun);
     }
   }
   const request = run.request as unknown as MatrixRequest;
@@ -425,13 +520,27 @@ async function finalize(env: Env, runId: string, now: Date): Promise<void> {
       .where(and(eq(evalRuns.id, runId), sql`${evalRuns.report} IS NULL`)),
     appendEvent(
       db,
-      { type: "eval.run_done", subject: runId, payload: { run_id: runId, status: run.status === "running" ? "done" : run.status, cells: report.cells.length, matrix_written: toml !== null && measured, ...(refusal ? { matrix_refusal: refusal } : {}) }, dedupeKey: `eval.run_done:${runId}` },
+      {
+        type: "eval.run_done",
+        subject: runId,
+        payload: {
+          run_id: runId,
+          status: run.status === "running" ? "done" : run.status,
+          cells: report.cells.length,
+          matrix_written: toml !== null && measured,
+          ...(refusal ? { matrix_refusal: refusal } : {}),
+        },
+        dedupeKey: `eval.run_done:${runId}`,
+      },
       now,
     ),
   ];
   if (toml && measured) {
     statements.push(
-      db.insert(evalMatrix).values({ id: 1, runId, toml, updatedAt: at }).onConflictDoUpdate({ target: evalMatrix.id, set: { runId, toml, updatedAt: at } }),
+      db
+        .insert(evalMatrix)
+        .values({ id: 1, runId, toml, updatedAt: at })
+        .onConflictDoUpdate({ target: evalMatrix.id, set: { runId, toml, updatedAt: at } }),
     );
   }
   await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
@@ -442,7 +551,12 @@ export async function runView(db: Db, runId: string) {
   const run = await db.select().from(evalRuns).where(eq(evalRuns.id, runId)).get();
   if (!run) throw notFound(`eval run ${runId}`);
   const counts = await db
-    .select({ status: evalJobs.status, n: sql<number>`COUNT(*)`, cost: sql<number | null>`SUM(${evalJobs.costUsd})`, unknown: sql<number>`SUM(CASE WHEN ${evalJobs.status} = 'done' AND ${evalJobs.costUsd} IS NULL THEN 1 ELSE 0 END)` })
+    .select({
+      status: evalJobs.status,
+      n: sql<number>`COUNT(*)`,
+      cost: sql<number | null>`SUM(${evalJobs.costUsd})`,
+      unknown: sql<number>`SUM(CASE WHEN ${evalJobs.status} = 'done' AND ${evalJobs.costUsd} IS NULL THEN 1 ELSE 0 END)`,
+    })
     .from(evalJobs)
     .where(eq(evalJobs.runId, runId))
     .groupBy(evalJobs.status)
@@ -456,7 +570,13 @@ export async function runView(db: Db, runId: string) {
     ...(run.stopReason ? { stop_reason: run.stopReason } : {}),
     request: run.request,
     declared_resolution: run.resolution,
-    progress: { total: run.totalJobs, done: by.done ?? 0, in_flight: by.dispatched ?? 0, pending: by.pending ?? 0, skipped: by.skipped ?? 0 },
+    progress: {
+      total: run.totalJobs,
+      done: by.done ?? 0,
+      in_flight: by.dispatched ?? 0,
+      pending: by.pending ?? 0,
+      skipped: by.skipped ?? 0,
+    },
     // Spend nobody reported is unknown, not zero: said apart.
     spend: { reported_usd: known, runs_with_unknown_cost: unknownCost, ...(run.budgetUsd !== null ? { budget_usd: run.budgetUsd } : {}) },
     ...(run.report ? { report: run.report } : {}),

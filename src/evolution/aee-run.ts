@@ -11,15 +11,15 @@ import {
   type EmployeeRow,
   type EvolutionRequestRow,
 } from "../db/schema";
-import { getAgentLock } from "../durable-objects/agent-lock";
-import { getEvolutionSemaphore } from "../durable-objects/evolution-semaphore";
+import { getAgentLock } from "../durable-objects/agent-lock-rpc";
+import { getEvolutionSemaphore } from "../durable-objects/evolution-semaphore-rpc";
 import type { Env } from "../env";
 import { findCase, scoreCaseRun } from "../eval/case-job";
 import type { Suite } from "../eval/suites";
 import { loadClock } from "../lib/clock";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { findEmployee } from "../tasks/employees";
 import {
   allCaseRefs,

@@ -6,7 +6,7 @@ import { aeeJobs, aeeRounds, jobs, playbookEntries, playbookSettleItems, type Pl
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { appendEvent } from "../lib/events";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { findEmployee } from "../tasks/employees";
 import {
   batchOf,

@@ -68,7 +68,6 @@ export const employeeEvolution = z
     can_modify_own_soul: z.boolean(),
   })
   .partial();
-export type EmployeeEvolution = z.infer<typeof employeeEvolution>;
 
 /** The employee's effective section: its own keys over the global ones (a corrupt override is none). */
 export function effectiveEvolution(global: EvolutionConfig, own: unknown): EvolutionConfig {
@@ -81,4 +80,3 @@ export function effectiveEvolution(global: EvolutionConfig, own: unknown): Evolu
  * the cognitive memory layer is always resident, and the seed refuses writes to it.
  */
 export const TOGGLEABLE = ["gvu_enabled", "skill_auto_activate", "skill_security_scan", "legacy_soul_evolution"] as const;
-export type ToggleKey = (typeof TOGGLEABLE)[number];

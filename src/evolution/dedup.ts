@@ -85,20 +85,3 @@ export function findNearDuplicate(content: string, others: readonly { entry_id: 
   }
   return best;
 }
-
-/**
- * Share of `text`'s n-grams that also occur in `source` (containment, not symmetric): how much of the
- * text was copied from the source. Null when the text has no n-gram of that length (too short to say).
- */
-export function ngramContainment(text: string, source: string, n: number): number | null {
-  const mine = Array.from(dedupKey(text));
-  if (mine.length < n) return null;
-  const theirs = new Set<string>();
-  const src = Array.from(dedupKey(source));
-  for (let i = 0; i + n <= src.length; i++) theirs.add(src.slice(i, i + n).join(""));
-  const grams = new Set<string>();
-  for (let i = 0; i + n <= mine.length; i++) grams.add(mine.slice(i, i + n).join(""));
-  let shared = 0;
-  for (const g of grams) if (theirs.has(g)) shared++;
-  return Math.round((shared / grams.size) * 1e9) / 1e9;
-}

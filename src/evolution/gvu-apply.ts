@@ -11,13 +11,13 @@ import { findEmployee } from "../tasks/employees";
 import type { Contract } from "./contract";
 import { buildAppliedSoul } from "./gvu-loop";
 import { versionMetrics } from "./gvu-metrics";
-import { employeeConfig, finishRound, guardedBatch, isRoundMoved, roundStep } from "./gvu-round";
+import { employeeConfig, finishRound, guardedBatch, isRoundMoved, roundStep } from "./gvu-round-store";
 import type { GeneratorOutput, SoulVersionSummary } from "./gvu-types";
 import type { VerificationResult } from "./gvu-verify";
 import { observationEnd } from "./observation";
 import { soulPatch } from "./soul-api";
 import { protectRollbackDiff } from "./soul-crypto";
-import { headIs, latestVersionNumber, loadContract, loadSoul, soulVersionStatements, type CurrentSoul } from "./soul-store";
+import { latestVersionNumber, loadContract, loadSoul, soulVersionStatements, type CurrentSoul } from "./soul-store";
 import { gvuMayWriteSoul } from "./soul-run";
 import { endRequest } from "./triggers";
 

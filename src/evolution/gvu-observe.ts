@@ -5,7 +5,7 @@ import { gvuRounds, jobs, soulVersions, type SoulVersionRow } from "../db/schema
 import type { Env } from "../env";
 import { appendEvent } from "../lib/events";
 import { appendEventWhere, rowsChanged } from "../lib/guarded-insert";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { resolveSoulApprovals, rollbackContext } from "./gvu-apply";
 import { metricsOf, versionMetrics } from "./gvu-metrics";
 import { advanceRound, startGvuRounds } from "./gvu-round";

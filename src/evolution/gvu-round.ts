@@ -1,5 +1,4 @@
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../db/client";
 import { guarded, isGuardFailure } from "../db/guard";
 import {
@@ -10,20 +9,20 @@ import {
   type GvuRoundRow,
   type GvuRoundStatus,
 } from "../db/schema";
-import { getAgentLock } from "../durable-objects/agent-lock";
-import { getEvolutionSemaphore } from "../durable-objects/evolution-semaphore";
+import { getAgentLock } from "../durable-objects/agent-lock-rpc";
+import { getEvolutionSemaphore } from "../durable-objects/evolution-semaphore-rpc";
 import type { Env } from "../env";
 import { readSection } from "../lib/config";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
 import { answerOf } from "../jobs/model-answer";
 import { modelWorkConfig } from "../jobs/model-work";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { utilityPayload } from "../jobs/payloads";
 import { dispatchJob, prepareJob, type PreparedJob } from "../jobs/submit";
 import { loadClock } from "../lib/clock";
 import { findEmployee } from "../tasks/employees";
-import { effectiveEvolution, evolutionConfig, type EvolutionConfig } from "./config";
+import type { EvolutionConfig } from "./config";
 import type { Contract } from "./contract";
 import { gvuPrecheck, onGeneration, startGvuLoop, type GvuLoopState } from "./gvu-loop";
 import { versionSummaries } from "./gvu-metrics";
@@ -38,6 +37,7 @@ import {
   type VerifyInput,
 } from "./gvu-verify";
 import { applyOrAskApproval } from "./gvu-apply";
+import { employeeConfig, findRound, finishRound, guardedBatch, roundStep } from "./gvu-round-store";
 import { listSoulVersions, loadContract, loadSoul, type CurrentSoul } from "./soul-store";
 import { gvuMayWriteSoul } from "./soul-run";
 import { endRequest } from "./triggers";
@@ -76,10 +76,6 @@ async function seatFor(db: Db, employee: EmployeeRow): Promise<ModelSeat> {
   return work.runtime
     ? { runtime: work.runtime, ...(work.model ? { model: work.model } : {}) }
     : { runtime: employee.runtime, model: employee.modelPreferred };
-}
-
-export async function employeeConfig(db: Db, employee: EmployeeRow): Promise<EvolutionConfig> {
-  return effectiveEvolution(await readSection(db, evolutionConfig), employee.config?.evolution);
 }
 
 /**
@@ -331,31 +327,6 @@ async function dispatchOrLog(env: Env, job: PreparedJob) {
   }
 }
 
-export function findRound(db: Db, id: string) {
-  return db.select().from(gvuRounds).where(eq(gvuRounds.id, id)).get();
-}
-
-/** The round's update, landing only while it still waits for `jobId` (else the whole batch aborts). */
-export function roundStep(
-  db: Db,
-  roundId: string,
-  waitedFor: string,
-  status: GvuRoundStatus,
-  fields: Partial<typeof gvuRounds.$inferInsert>,
-  now: Date,
-  extra?: ReturnType<typeof sql>,
-) {
-  const cond = extra
-    ? sql`${gvuRounds.pendingJobId} = ${waitedFor} AND ${gvuRounds.status} IN ('generating', 'judging') AND ${extra}`
-    : sql`${gvuRounds.pendingJobId} = ${waitedFor} AND ${gvuRounds.status} IN ('generating', 'judging')`;
-  return db
-    .update(gvuRounds)
-    .set({ ...fields, status: sql`${guarded(cond, status)}`, updatedAt: now.toISOString() })
-    .where(eq(gvuRounds.id, roundId));
-}
-
-export const isRoundMoved = (err: unknown) => isGuardFailure(err, "gvu_rounds.status");
-
 function loopOf(round: GvuRoundRow): GvuLoopState {
   return {
     max_generations: round.maxGenerations,
@@ -565,70 +536,4 @@ export async function advanceRound(env: Env, end: JobEnd, now: Date): Promise<vo
     generationEvent,
   ]);
   if (ok) await dispatchOrLog(env, job);
-}
-
-/** Ends the round (abandoned, failed, discarded) and its request, which gives the lock and slot back. */
-export async function finishRound(
-  env: Env,
-  db: Db,
-  round: GvuRoundRow,
-  waitedFor: string,
-  status: Extract<GvuRoundStatus, "abandoned" | "failed" | "discarded">,
-  outcome: Record<string, unknown>,
-  now: Date,
-  more: {
-    attempts?: number;
-    gradients?: Record<string, unknown>[];
-    generations?: Record<string, unknown>[];
-    extra?: BatchItem<"sqlite">[];
-  } = {},
-): Promise<void> {
-  const at = now.toISOString();
-  const ok = await guardedBatch(db, [
-    roundStep(
-      db,
-      round.id,
-      waitedFor,
-      status,
-      {
-        phase: null,
-        pendingJobId: null,
-        outcome,
-        endedAt: at,
-        ...(more.attempts !== undefined ? { attempts: more.attempts } : {}),
-        ...(more.gradients ? { gradients: more.gradients } : {}),
-        ...(more.generations ? { generations: more.generations } : {}),
-      },
-      now,
-    ),
-    ...(more.extra ?? []),
-    appendEvent(
-      db,
-      {
-        type: `evolution.gvu_${status}`,
-        subject: round.employeeId,
-        payload: { agent_id: round.employeeId, round_id: round.id, request_id: round.requestId, ...outcome },
-      },
-      now,
-    ),
-  ]);
-  if (ok)
-    await endRequest(
-      env,
-      round.requestId,
-      { status: status === "abandoned" ? "done" : "failed", reason: String(outcome.reason ?? status) },
-      now,
-    );
-}
-
-/** Runs a batch whose first statement is a `roundStep`; false when the round had already moved on. */
-export async function guardedBatch(db: Db, statements: BatchItem<"sqlite">[]): Promise<boolean> {
-  if (statements.length === 0) return true;
-  try {
-    await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-    return true;
-  } catch (err) {
-    if (isRoundMoved(err)) return false;
-    throw err;
-  }
 }

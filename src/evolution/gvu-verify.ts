@@ -24,7 +24,6 @@ export const JUDGE_PASS_SCORE = 0.7;
 export const TREND_OVERLAP = 0.3;
 
 export type Layer = "L1" | "L2" | "L3" | "L4";
-export const LAYERS: readonly Layer[] = ["L1", "L2", "L3", "L4"];
 
 const SOURCE = { L1: "L1-Deterministic", L2: "L2-Historical", L3: "L3-LLMJudge", L4: "L4-Trend" } as const;
 

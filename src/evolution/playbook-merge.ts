@@ -73,10 +73,7 @@ export const retireOpSchema = z.strictObject({
 });
 export const deltaOpSchema = z.union([addOpSchema, updateOpSchema, retireOpSchema]);
 export const deltaSchema = z.strictObject({ ops: z.array(deltaOpSchema).min(1).max(MAX_DELTA_OPS) });
-export type DeltaOp = z.infer<typeof deltaOpSchema>;
 export type AddOp = z.infer<typeof addOpSchema>;
-export type UpdateOp = z.infer<typeof updateOpSchema>;
-export type Delta = z.infer<typeof deltaSchema>;
 
 export const MERGE_REFUSALS = [
   "schema_invalid",

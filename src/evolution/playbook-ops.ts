@@ -1,4 +1,3 @@
-import type { BatchItem } from "drizzle-orm/batch";
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { playbookSettleItems } from "../db/schema";

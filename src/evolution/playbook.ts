@@ -11,7 +11,6 @@ import { dedupKey } from "./dedup";
  * codebase's bookkeeping around them. Entries are never hard-deleted: `retired` is the archive.
  */
 export const PLAYBOOK_CATEGORIES = ["repair", "optimize", "innovate"] as const;
-export type PlaybookCategory = (typeof PLAYBOOK_CATEGORIES)[number];
 
 export const ENTRY_STATES = ["probation", "active", "stale", "retired"] as const;
 export type EntryState = (typeof ENTRY_STATES)[number];
@@ -79,7 +78,6 @@ const signal = z
   .regex(/^[^\r\n]+$/, "must be one line");
 
 export const ASSERTION_KINDS = ["must_use_tools", "must_not_use_tools", "output_contains", "output_not_contains"] as const;
-export type AssertionKind = (typeof ASSERTION_KINDS)[number];
 
 export const assertionSchema = z.strictObject({
   kind: z.enum(ASSERTION_KINDS),
@@ -93,7 +91,6 @@ export type Assertion = z.infer<typeof assertionSchema>;
 
 export const LINEAGE_KINDS = ["mistake", "gvu_proposal", "aee_round", "operator", "entry", "soul_migration"] as const;
 export const lineageSchema = z.strictObject({ kind: z.enum(LINEAGE_KINDS), id: z.string().min(1).max(128) });
-export type Lineage = z.infer<typeof lineageSchema>;
 
 export const failureNoteSchema = z.strictObject({
   at: isoTime,

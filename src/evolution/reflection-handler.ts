@@ -1,7 +1,7 @@
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { answerOf } from "../jobs/model-answer";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { endRequest } from "./triggers";
 
 /** A reflection's memory entry matters as much as the surprise that caused it was significant. */

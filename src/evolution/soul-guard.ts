@@ -6,7 +6,7 @@ import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { sha256Hex } from "../lib/crypto";
 import { appendEvent } from "../lib/events";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 
 /**
  * The soul guard (seed 003 §5.4; issue 23 item 1): the SOUL's SHA-256 fingerprint lives apart from

@@ -2,7 +2,7 @@ import { desc, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { evolutionRequests, predictionLog } from "../db/schema";
 import type { Env } from "../env";
-import { getAgentLock } from "../durable-objects/agent-lock";
+import { getAgentLock } from "../durable-objects/agent-lock-rpc";
 import { readSection } from "../lib/config";
 import { notFound } from "../lib/errors";
 import { findEmployee } from "../tasks/employees";

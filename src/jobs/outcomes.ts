@@ -3,7 +3,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { jobAttempts, jobs, type AttemptStatus, type JobStatus } from "../db/schema";
 import { appendEvent } from "../lib/events";
-import type { JobEnd } from "./owner-handlers";
+import type { JobEnd } from "./job-end";
 import type { JobError, JobOwner } from "./payloads";
 
 export const JOB_EVENT_TYPES = ["job.queued", "job.leased", "job.requeued", "job.completed", "job.failed", "job.dead"] as const;

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { checkResult, JOB_LIMITS, jsonStringBytes, utf8Bytes } from "./limits";
+import { RUNTIMES } from "../db/runtimes";
 import { OWNER_KINDS } from "./owner-kinds";
 
-export const RUNTIMES = ["offline", "claude", "codex", "antigravity", "grok"] as const;
-export type Runtime = (typeof RUNTIMES)[number];
+export { RUNTIMES, type Runtime } from "../db/runtimes";
 
 /** `utility`: run one runtime with one prompt and return its final text. */
 export const utilityPayload = z.object({
@@ -138,9 +138,7 @@ export const evalCasePayload = z.object({
   case_id: z.string().min(1).max(64),
   domain: z.string().min(1).max(64),
   employee_id: z.string().min(1).max(64).optional(),
-  tools: z
-    .object({ allowed_tools: z.array(toolName).max(200).optional(), denied_tools: z.array(toolName).max(200).optional() })
-    .optional(),
+  tools: z.object({ allowed_tools: z.array(toolName).max(200).optional(), denied_tools: z.array(toolName).max(200).optional() }).optional(),
   prompt: z
     .string()
     .min(1)

@@ -1,12 +1,12 @@
 import { and, asc, eq, gt, inArray, lte, or } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { jobs } from "../db/schema";
-import { getRunnerInbox } from "../durable-objects/runner-inbox";
+import { getRunnerInbox } from "../durable-objects/runner-inbox-rpc";
 import type { Env } from "../env";
 import { appendEvent } from "../lib/events";
 import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-message";
 import type { RunnerConfig } from "./config";
-import { notifyOwner } from "./owner-handlers";
+import type { NotifyOwner } from "./job-end";
 import { OWNER_KINDS, type OwnerKind } from "./owner-kinds";
 import { REDACTED_SECRET } from "./submit";
 
@@ -28,9 +28,16 @@ export interface ReconcileSummary {
  * once `reconcile_grace_ms` has passed since submission. Only rows the inbox never reported on are
  * candidates (`inbox_seq = 0`); the inbox ignores a job it already holds, so a repeat is harmless.
  * A job past its queue-time limit is taken in all the same and given up by the inbox at once as
- * `no_runner`, so its owner is told through the inbox like every other ending.
+ * `no_runner`, so its owner is told through the inbox like every other ending. A row that can never
+ * run is given up here and its owner told through `notifyOwner` (the composition root's table).
  */
-export async function reconcileQueuedJobs(env: Env, db: Db, now: Date, config: RunnerConfig): Promise<ReconcileSummary> {
+export async function reconcileQueuedJobs(
+  env: Env,
+  db: Db,
+  now: Date,
+  config: RunnerConfig,
+  notifyOwner: NotifyOwner,
+): Promise<ReconcileSummary> {
   const summary: ReconcileSummary = { examined: 0, redispatched: 0, invalid: 0 };
   const inbox = getRunnerInbox(env);
   const cutoff = new Date(now.getTime() - config.reconcile_grace_ms).toISOString();
@@ -74,12 +81,12 @@ export async function reconcileQueuedJobs(env: Env, db: Db, now: Date, config: R
             code: "member_token_unrecoverable",
             message: "the stage job never reached the runner inbox, and its D1 row does not keep the member token it needs",
           };
-          if (await giveUp(env, db, row, error, now)) summary.invalid++;
+          if (await giveUp(env, db, row, error, now, notifyOwner)) summary.invalid++;
         } else if (parsed.success) messages.push(parsed.data);
         else {
           const issues = parsed.error.issues.map((x) => `${x.path.join(".")}: ${x.message}`).join("; ");
           const error = { code: "invalid_job", message: `the stored job cannot be dispatched: ${issues}`.slice(0, 1_000) };
-          if (await giveUp(env, db, row, error, now)) summary.invalid++;
+          if (await giveUp(env, db, row, error, now, notifyOwner)) summary.invalid++;
         }
       }
       for (let j = 0; j < messages.length; j += ADOPT_CHUNK) {
@@ -112,6 +119,7 @@ async function giveUp(
   row: typeof jobs.$inferSelect,
   error: { code: string; message: string },
   now: Date,
+  notifyOwner: NotifyOwner,
 ): Promise<boolean> {
   const at = now.toISOString();
   const [updated] = await db.batch([

@@ -1,11 +1,8 @@
-import type { MiddlewareHandler } from "hono";
 import { getDb } from "../db/client";
 import { OPERATOR_ROLES, type OperatorRole } from "../db/schema";
 import type { Env } from "../env";
-import type { Clock } from "./clock";
-import { matchesHash, secretsEqual, sha256Hex } from "./crypto";
+import { matchesHash, secretsEqual } from "./crypto";
 import { findCredential, findCredentialCached, ID_PREFIX, splitToken } from "./credentials";
-import { AppError } from "./errors";
 
 export type Principal =
   | { kind: "operator"; id: string; name: string; role: OperatorRole }
@@ -84,49 +81,4 @@ export function permits(rule: AuthRule, principal: Principal): boolean {
 export function bearerToken(header: string | undefined): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
   return match ? match[1]! : null;
-}
-
-export function requireAuth(rule: AuthRule): MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables & { clock: Clock } }> {
-  return async function requireAuth(c, next) {
-    const token = bearerToken(c.req.header("authorization"));
-    if (!token) throw new AppError("unauthorized", "A bearer token is required");
-    const principal = await authenticate(c.env, token, c.var.clock.now());
-    if (!principal) throw new AppError("unauthorized", "The bearer token is not valid");
-    if (!permits(rule, principal)) {
-      throw new AppError(
-        "forbidden",
-        `This ${principal.kind === "operator" ? `${principal.role} token` : `${principal.kind} token`} may not do this`,
-      );
-    }
-    c.set("principal", principal);
-    await next();
-  };
-}
-
-/**
- * `requireAuth(rule)` for a hot write that authenticates inside its own statement (the council's
- * direct dialog: lib/credentials `liveSubjectSql`), saving the credential read before it. A request
- * without a credential-shaped bearer token goes through `requireAuth` as usual. Otherwise the handler
- * gets `presented` (for its statement) and `authenticate` (the usual check, for every other way on:
- * call it before doing anything else with the principal). The answers stay those of `requireAuth`
- * first: a request refused further down (validation) whose token is not good answers 401/403.
- */
-export function requireAuthInWrite(rule: AuthRule): MiddlewareHandler<{ Bindings: Env; Variables: AuthVariables & { clock: Clock } }> {
-  const usual = requireAuth(rule);
-  return async function requireAuthInWrite(c, next) {
-    const token = bearerToken(c.req.header("authorization"));
-    const parts = token ? splitToken(token) : null;
-    if (!parts) return usual(c, next);
-    let principal: Principal | null = null;
-    c.set("presented", { credential_id: parts.id, secret_hash: await sha256Hex(parts.secret) });
-    c.set("authenticate", async () => {
-      if (!principal) {
-        await usual(c, async () => {});
-        principal = c.var.principal;
-      }
-      return principal;
-    });
-    await next();
-    if (c.error && !principal) await c.var.authenticate!();
-  };
 }

@@ -83,10 +83,3 @@ export function presenceShard(nodeId: string, shards = PRESENCE_SHARDS): number 
   }
   return (h >>> 0) % shards;
 }
-
-/** The latest of two heartbeat times (ISO or null): racing writers keep the later one. */
-export function laterBeat(a: string | null, b: string | null): string | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return a >= b ? a : b;
-}

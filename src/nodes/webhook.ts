@@ -12,7 +12,7 @@ export type NodePushMessage = z.infer<typeof nodePushMessage>;
 
 export const SIGNATURE_HEADER = "x-crewplane-signature";
 export const TIMESTAMP_HEADER = "x-crewplane-timestamp";
-export const EVENT_ID_HEADER = "x-crewplane-event-id";
+const EVENT_ID_HEADER = "x-crewplane-event-id";
 
 const encoder = new TextEncoder();
 

@@ -4,8 +4,6 @@ import { clamp, round9 } from "./num";
 /** Seed 003 §3.2: the four error levels, by composite error against the current thresholds. */
 export type ErrorCategory = "negligible" | "moderate" | "significant" | "critical";
 
-export const ERROR_CATEGORIES: readonly ErrorCategory[] = ["negligible", "moderate", "significant", "critical"];
-
 /** Upper bounds (exclusive) of the first three categories (§3.9). */
 export interface AdaptiveThresholds {
   negligible_upper: number;

@@ -27,7 +27,6 @@ export const contributionBody = z.strictObject({
   message: z.string().min(1).max(20_000),
   task_id: taskId.optional(),
 });
-export type ContributionBody = z.input<typeof contributionBody>;
 
 /** The branch of contributions made outside any task: one per node. */
 export const nodeBranch = (nodeId: string) => `node/${nodeId}`;

@@ -11,7 +11,7 @@ import { readSection } from "../lib/config";
 import { AppError } from "../lib/errors";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { dispatchJob, prepareJob } from "../jobs/submit";
 import { answerOf } from "../jobs/model-answer";
 import { projectsConfig, readProjectsConfig, type ProjectsConfig } from "./config";

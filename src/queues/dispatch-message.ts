@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { employeeTurnPayload, evalCasePayload, jobOwner, utilityPayload } from "../jobs/payloads";
-import { teamStagePayload } from "../team/stage-job";
+import { teamStagePayload } from "../jobs/team-stage-job";
 
 /** A message on the `dispatch` queue: one job to put into the runner inbox. */
 export const dispatchMessage = z.discriminatedUnion("kind", [

@@ -3,7 +3,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { dispatchCursors, employees, TASK_MODES, TASK_PRIORITIES, tasks } from "../db/schema";
-import { getRateWindow } from "../durable-objects/rate-window";
+import { getRateWindow } from "../durable-objects/rate-window-rpc";
 import type { Env } from "../env";
 import { readSection } from "../lib/config";
 import { AppError } from "../lib/errors";

@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
+import { DEFAULT_ALLOWED_TOOLS } from "../jobs/default-tools";
 import type { Db } from "../db/client";
 import { employees, MODEL_EFFORTS, type EmployeeRow } from "../db/schema";
 import { RUNTIMES } from "../jobs/payloads";
@@ -29,23 +30,6 @@ export const employeeBodyShape = {
 };
 export const employeeBody = z.strictObject(employeeBodyShape);
 export type EmployeeBody = z.infer<typeof employeeBody>;
-
-/**
- * The tools normal dispatch gives an employee without an `allowed_tools` list (seed 002: Read, Write,
- * Edit, Bash, Glob, Grep, TodoWrite, WebFetch, WebSearch and the platform's own MCP tools).
- */
-export const DEFAULT_ALLOWED_TOOLS = [
-  "Read",
-  "Write",
-  "Edit",
-  "Bash",
-  "Glob",
-  "Grep",
-  "TodoWrite",
-  "WebFetch",
-  "WebSearch",
-  "mcp__crewplane__*",
-];
 
 /** The employee as stored, plus `effective`: what dispatch and the runner will actually use. */
 export function employeeView(row: EmployeeRow, directReports?: string[]) {

@@ -1,5 +1,10 @@
-import { z } from "zod";
 import type { TeamRole } from "./settings";
+import { MEMBER_STAGE_KINDS, type MemberStageKind } from "../jobs/team-vocabulary";
+import { budgetLimitsInput, DEGRADE_STEPS, type BudgetLimitsInput, type DegradeStep } from "../tasks/dispatch/team-fields";
+
+/** Stages a role member runs (a `team_stage` job, charged to the task's spawn budget). */
+export { MEMBER_STAGE_KINDS, type MemberStageKind } from "../jobs/team-vocabulary";
+export { budgetLimitsInput, type BudgetLimitsInput, type DegradeStep } from "../tasks/dispatch/team-fields";
 
 /**
  * The per-task spawn budget (seed 002 "予算が足りなくなったとき"), as pure arithmetic shared by the
@@ -7,13 +12,6 @@ import type { TeamRole } from "./settings";
  * (the seed's bug was a plan that left it out while the charge counted it), the utility role is
  * spawn-free. `TaskBudget` (a Durable Object) applies it under contention.
  */
-export const DEGRADE_STEPS = ["utility", "verifier_second_pass", "executor_replica"] as const;
-export type DegradeStep = (typeof DEGRADE_STEPS)[number];
-
-/** Stages a role member runs (a `team_stage` job, charged to the task's spawn budget). */
-export const MEMBER_STAGE_KINDS = ["plan", "execute", "synthesize", "verify", "repair"] as const;
-export type MemberStageKind = (typeof MEMBER_STAGE_KINDS)[number];
-
 /**
  * Every stage of a round: the members' stages, the employee's own run (`work`, a solo round) and
  * the acceptance path's evaluator (`evaluate`). The last two are not member spawns.
@@ -40,16 +38,6 @@ export function stageCost(kind: MemberStageKind | "utility"): number {
 }
 
 export const MIN_SPAWNS_PER_TASK = 3;
-
-export const budgetLimitsInput = z.object({
-  max_spawns_per_task: z.number().int().min(1).max(1_000).default(12),
-  max_turns_per_role: z.number().int().min(1).max(100).default(3),
-  degrade_order: z
-    .array(z.string().min(1).max(64))
-    .max(16)
-    .default([...DEGRADE_STEPS]),
-});
-export type BudgetLimitsInput = z.input<typeof budgetLimitsInput>;
 
 export interface BudgetLimits {
   max_spawns_per_task: number;

@@ -1,10 +1,10 @@
+import { TEAM_RUNTIMES, type TeamRuntime } from "../jobs/team-vocabulary";
+export { TEAM_RUNTIMES, type TeamRuntime } from "../jobs/team-vocabulary";
 /**
  * The runtime catalog (seed 002, rule 1 and 2): which model families each team runtime serves.
  * Only the first batch of runtimes may host a role, because only they register crewplane's MCP
  * server natively; a role that silently lost its tools would narrate work it never did.
  */
-export const TEAM_RUNTIMES = ["claude", "codex", "antigravity", "grok"] as const;
-export type TeamRuntime = (typeof TEAM_RUNTIMES)[number];
 
 export const MODEL_FAMILIES = ["claude", "openai", "gemini", "grok"] as const;
 export type ModelFamily = (typeof MODEL_FAMILIES)[number];

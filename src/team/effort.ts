@@ -1,8 +1,7 @@
 import type { TeamRuntime } from "./catalog";
-
+import { EFFORT_LEVELS, type EffortLevel } from "../jobs/team-vocabulary";
 /** Effort levels (seed 002 "effort"), parsed case-insensitively in exactly one place. */
-export const EFFORT_LEVELS = ["low", "medium", "high", "xhigh", "max"] as const;
-export type EffortLevel = (typeof EFFORT_LEVELS)[number];
+export { EFFORT_LEVELS, type EffortLevel } from "../jobs/team-vocabulary";
 
 /** The level a raw config string names, or null (the caller refuses the team with `invalid_effort`). */
 export function parseEffort(raw: string): EffortLevel | null {

@@ -3,7 +3,7 @@ import type { Evaluation } from "./acceptance";
 import type { TaskPacket } from "./packet";
 import { composePrompt, neutralize, renderPacket, type PromptBlock } from "./render";
 import { receiptsBlock } from "./stage-input";
-import type { TeamStageResult } from "./stage-job";
+import type { TeamStageResult } from "../jobs/team-stage-job";
 
 /**
  * The goal loop's own prompts: the employee's wake-up message for a solo round (seed 002: a solo

@@ -5,7 +5,7 @@ import { employeeTurnPayload, utilityPayload, type EmployeeTurnPayload, type Uti
 import { readSection } from "../lib/config";
 import { searchMemory } from "../knowledge/memory";
 import { soulForEmployeeRun, withSoul } from "../evolution/soul-run";
-import { DEFAULT_ALLOWED_TOOLS } from "../tasks/employees";
+import { DEFAULT_ALLOWED_TOOLS } from "../jobs/default-tools";
 import { evaluateRound, frozenCriteria, type Evaluation } from "./acceptance";
 import type { RoundState, StageRecord } from "./composer";
 import { EFFORT_LEVELS, type EffortLevel } from "./effort";
@@ -17,7 +17,6 @@ import { newProtectedMarker } from "./render";
 import { listRounds, stateOf } from "./round-store";
 import type { RoundContext } from "./stage-request";
 import { stageResults } from "./stage-request";
-import { teamStageResult, type TeamStageResult } from "./stage-job";
 
 /**
  * The goal loop's own stages, which are not role members: the employee's run (`work`, an
@@ -206,12 +205,6 @@ async function evaluationInput(db: Db, state: RoundState, criteria: string[], ti
       : {}),
     marker,
   };
-}
-
-/** A loop stage's result as the stage result schema reads it (absent fields stay unknown). */
-export function loopStageResult(result: Record<string, unknown> | undefined): TeamStageResult | undefined {
-  const parsed = teamStageResult.safeParse(result ?? {});
-  return parsed.success ? parsed.data : undefined;
 }
 
 /** The acceptance path's judgement of a round from the evaluator's answer. */

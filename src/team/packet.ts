@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { label, prose } from "../lib/validation";
 import { TEAM_ROLES } from "./settings";
+import { packetIdSchema } from "../jobs/team-vocabulary";
 
 /**
  * TaskPacket: the only thing that crosses a role boundary (seed 002). Every object is strict, so a
@@ -29,9 +30,6 @@ export const PACKET_LIMITS = {
   tools: 32,
 } as const;
 
-export const packetIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "1-64 characters of [A-Za-z0-9_.-], starting alphanumeric");
 const roleSchema = z.enum(TEAM_ROLES);
 const list = <T extends z.ZodType>(item: T, max: number) => z.array(item).max(max).default([]);
 

@@ -1,4 +1,4 @@
-import { getRateWindow } from "../durable-objects/rate-window";
+import { getRateWindow } from "../durable-objects/rate-window-rpc";
 import type { Env } from "../env";
 
 /**

@@ -22,12 +22,6 @@ export function neutralize(text: string): string {
 
 const bullets = (items: readonly string[]) => items.map((i) => `- ${neutralize(i)}`).join("\n");
 
-export interface ArtifactState {
-  path: string;
-  state: string;
-  line: string;
-}
-
 /**
  * One packet as markdown: its compressible parts first, then the protected spans, which run to the
  * packet's end marker. Empty lists are left out rather than shown as "none".

@@ -2,9 +2,9 @@ import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../db/client";
 import { jobs, tasks, teamRounds } from "../db/schema";
-import { getRunnerInbox } from "../durable-objects/runner-inbox";
-import { getTaskBudget } from "../durable-objects/task-budget";
-import { getTeamAdmission, type AdmittedTicket } from "../durable-objects/team-admission";
+import { getRunnerInbox } from "../durable-objects/runner-inbox-rpc";
+import { getTaskBudget } from "../durable-objects/task-budget-rpc";
+import { getTeamAdmission, type AdmittedTicket } from "../durable-objects/team-admission-rpc";
 import type { Env } from "../env";
 import { AppError } from "../lib/errors";
 import { appendEventWhere, rowsChanged } from "../lib/guarded-insert";
@@ -13,7 +13,7 @@ import type { JobError } from "../jobs/payloads";
 import { dispatchJob, prepareJob, REDACTED_SECRET, type NewJob, type PreparedJob } from "../jobs/submit";
 import { mintEmployeeToken, revokeEmployeeToken } from "../jobs/employee-token";
 import { bestRound, type JudgedRound } from "./acceptance";
-import { isMemberStage, type DegradeStep, type RoundPlan } from "./budget";
+import { isMemberStage, type DegradeStep, type MemberStageKind, type RoundPlan } from "./budget";
 import {
   abortRound,
   beginRound,
@@ -46,7 +46,7 @@ import {
 } from "./stage-request";
 import type { TaskPacket } from "./packet";
 import type { TeamRole } from "./settings";
-import type { TeamStagePayload, TeamStageResult } from "./stage-job";
+import type { TeamStagePayload, TeamStageResult } from "../jobs/team-stage-job";
 import { recheckFrozenSpec, type TeamSpec } from "./validate";
 
 /**
@@ -278,34 +278,49 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
   if (!stage || TERMINAL_PHASES.has(state.phase) || (stage.status !== "pending" && stage.status !== "waiting_admission")) return false;
   const ctx = await loadContext(db, state.task_id);
   if (!isMemberStage(stage.kind)) return launchLoopStage(env, state, stage, ctx, now);
-  const role = memberRole(ctx, stage);
 
   // The request is checked whole before it may wait for a slot or spend a spawn: an invalid one is
   // refused, never queued (retrying could not make it valid).
   const draft = await stageRequest(db, state, stage, ctx, now);
   if (!draft) {
-    await endStage(
-      env,
-      roundId,
-      stageId,
-      { status: "failed", error: { code: "invalid_stage_request", message: "the stage's job would not be a valid team_stage payload" } },
-      now,
-    );
+    await failStage(env, roundId, stageId, "invalid_stage_request", "the stage's job would not be a valid team_stage payload", now);
     return false;
   }
-
+  // One step per admission check, in this order; each says whether the launch goes on.
   const window = roleTeamWindow(env);
-  if (window) {
-    const rate = await window.tryAcquire({
-      key: `role_team:${ctx.employeeId}`,
-      limit: ctx.limits.role_team_max_in_window,
-      windowMs: ROLE_TEAM_WINDOW_MS,
-      now: now.getTime(),
-      token: stageId,
-    });
-    if (!rate.ok) return false; // stays pending; the team tick launches it again
-  }
+  if (!(await withinRoleTeamWindow(window, ctx, stageId, now))) return false;
+  if (!(await admitToScaffolds(env, state, stage, ctx, now))) return false;
+  if (!(await chargeSpawn(env, state, stage, stage.kind, ctx, now))) return false;
+  return dispatchMemberStage(env, state, stage, ctx, draft, window !== null, now);
+}
 
+function failStage(env: Env, roundId: string, stageId: string, code: string, message: string, now: Date) {
+  return endStage(env, roundId, stageId, { status: "failed", error: { code, message } }, now);
+}
+
+/** The employee's role-member spawns per window: over the limit, the stage stays pending and the team tick retries it. */
+async function withinRoleTeamWindow(
+  window: ReturnType<typeof roleTeamWindow>,
+  ctx: RoundContext,
+  stageId: string,
+  now: Date,
+): Promise<boolean> {
+  if (!window) return true;
+  const rate = await window.tryAcquire({
+    key: `role_team:${ctx.employeeId}`,
+    limit: ctx.limits.role_team_max_in_window,
+    windowMs: ROLE_TEAM_WINDOW_MS,
+    now: now.getTime(),
+    token: stageId,
+  });
+  return rate.ok;
+}
+
+/** A scaffold slot, fleet-wide: full → the stage waits for admission (visibly); refused or expired → it fails. */
+async function admitToScaffolds(env: Env, state: RoundState, stage: StageRecord, ctx: RoundContext, now: Date): Promise<boolean> {
+  const db = getDb(env.DB);
+  const { round_id: roundId } = state;
+  const stageId = stage.stage_id;
   const admission = await getTeamAdmission(env).admit({
     ticket_id: stageId,
     round_id: roundId,
@@ -325,40 +340,51 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
     return false;
   }
   if (admission.status === "refused") {
-    await endStage(
-      env,
-      roundId,
-      stageId,
-      {
-        status: "failed",
-        error: {
-          code: admission.reason === "expired" ? "admission_expired" : "admission_refused",
-          message: `scaffold admission: ${admission.reason}`,
-        },
-      },
-      now,
-    );
+    const code = admission.reason === "expired" ? "admission_expired" : "admission_refused";
+    await failStage(env, roundId, stageId, code, `scaffold admission: ${admission.reason}`, now);
     return false;
   }
+  return true;
+}
 
+/** One spawn from the task's budget (TaskBudget); none left → the stage fails with `budget_exhausted`. */
+async function chargeSpawn(
+  env: Env,
+  state: RoundState,
+  stage: StageRecord,
+  kind: MemberStageKind,
+  ctx: RoundContext,
+  now: Date,
+): Promise<boolean> {
   const charge = await getTaskBudget(env, state.task_id).charge({
-    stage_key: stageId,
-    kind: stage.kind,
+    stage_key: stage.stage_id,
+    kind,
     round: state.round_no,
     limits: ctx.limits.team_budget,
     now: now.getTime(),
   });
-  if (!charge.granted) {
-    await endStage(
-      env,
-      roundId,
-      stageId,
-      { status: "failed", error: { code: "budget_exhausted", message: "no spawn left in the task's budget" } },
-      now,
-    );
-    return false;
-  }
+  if (charge.granted) return true;
+  await failStage(env, state.round_id, stage.stage_id, "budget_exhausted", "no spawn left in the task's budget", now);
+  return false;
+}
 
+/**
+ * The member token and the runner job land together with the stage's `dispatched` mark, then the
+ * job goes to the dispatch queue. True when this call dispatched it.
+ */
+async function dispatchMemberStage(
+  env: Env,
+  state: RoundState,
+  stage: StageRecord,
+  ctx: RoundContext,
+  draft: NonNullable<Awaited<ReturnType<typeof stageRequest>>>,
+  rateWindowed: boolean,
+  now: Date,
+): Promise<boolean> {
+  const db = getDb(env.DB);
+  const { round_id: roundId } = state;
+  const stageId = stage.stage_id;
+  const role = memberRole(ctx, stage);
   const expiresAt = new Date(now.getTime() + TOKEN_TTL_MS);
   const token = await mintMemberToken(
     db,
@@ -398,7 +424,7 @@ export async function launchStage(env: Env, roundId: string, stageId: string, no
             model: role.model,
             effort: role.effort ?? null,
             job_id: prepared.jobId,
-            rate_window: window ? "role_team" : "absent",
+            rate_window: rateWindowed ? "role_team" : "absent",
           },
           now,
         ),

@@ -1,15 +1,14 @@
 import { inArray } from "drizzle-orm";
 import { getDb } from "../db/client";
 import { jobs } from "../db/schema";
-import { getTeamAdmission } from "../durable-objects/team-admission";
+import { getTeamAdmission } from "../durable-objects/team-admission-rpc";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
-// Types only: owner-handlers imports this module, so a value import back would be a cycle.
-import type { JobEnd } from "../jobs/owner-handlers";
+import type { JobEnd } from "../jobs/job-end";
 import { endStage, launchStage, releaseEndedRounds, type StageOutcome } from "./round-driver";
 import { readTeamLimits } from "./limits";
 import { activeRounds, findRound, stateOf } from "./round-store";
-import { teamStageResult } from "./stage-job";
+import { teamStageResult } from "../jobs/team-stage-job";
 import { cancelRoundsOfSettledTasks } from "./task-cancel";
 import { continueLoop, continueLoops } from "./goal-loop";
 

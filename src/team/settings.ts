@@ -1,8 +1,6 @@
 import { z } from "zod";
 import { label } from "../lib/validation";
-
-export const TEAM_ROLES = ["planner", "executor", "verifier", "utility"] as const;
-export type TeamRole = (typeof TEAM_ROLES)[number];
+export { TEAM_ROLES, type TeamRole } from "../jobs/team-vocabulary";
 
 export const GATE_MODES = ["auto", "always_solo", "always_team"] as const;
 export type GateMode = (typeof GATE_MODES)[number];

@@ -1,7 +1,7 @@
 import type { TaskPacket } from "./packet";
 import { composePrompt, neutralize, renderPacket, type PromptBlock } from "./render";
 import type { FrozenGoal } from "./spec-store";
-import { STAGE_PROMPT_MAX_BYTES, type TeamStageResult } from "./stage-job";
+import { STAGE_PROMPT_MAX_BYTES, type TeamStageResult } from "../jobs/team-stage-job";
 
 /**
  * Stage prompts. Each role sees what its stage needs and nothing else: in particular the verifier

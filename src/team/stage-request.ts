@@ -4,7 +4,8 @@ import { jobs, type EmployeeRow } from "../db/schema";
 import { AppError } from "../lib/errors";
 import { appendEvent } from "../lib/events";
 import { newId } from "../lib/ids";
-import { DEFAULT_ALLOWED_TOOLS, findEmployee } from "../tasks/employees";
+import { findEmployee } from "../tasks/employees";
+import { DEFAULT_ALLOWED_TOOLS } from "../jobs/default-tools";
 import { findTask } from "../tasks/view";
 import { soulForEmployeeRun } from "../evolution/soul-run";
 import type { MemberStageKind, StageKind } from "./budget";
@@ -19,7 +20,7 @@ import { findTeamSpec, type FrozenGoal } from "./spec-store";
 import { executePrompt, planPrompt, repairPrompt, synthesizePrompt, verifyPrompt, type StageContext } from "./stage-input";
 import { frozenCriteria } from "./acceptance";
 import { listRounds, stateOf } from "./round-store";
-import { teamStagePayload, teamStageResult, type TeamStagePayload, type TeamStageResult } from "./stage-job";
+import { teamStagePayload, teamStageResult, type TeamStagePayload, type TeamStageResult } from "../jobs/team-stage-job";
 import type { TeamSpec } from "./validate";
 
 /**

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { tasks } from "../db/schema";
-import { getTaskBudget } from "../durable-objects/task-budget";
+import { getTaskBudget } from "../durable-objects/task-budget-rpc";
 import type { Env } from "../env";
 import { listRoleTurns, roleTurnView, verifyChain } from "./ledger";
 import { listRounds, stateOf } from "./round-store";

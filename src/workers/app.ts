@@ -14,30 +14,26 @@ import { employeesRoutes } from "./http/employees";
 import { projectsRoutes } from "./http/projects";
 import { swarmRoutes } from "./http/swarm";
 import { a2aRoutes } from "./http/a2a";
-import { a2aCouncilRoutes } from "./http/a2a-council";
-import { a2aProjectRoutes } from "./http/a2a-projects";
 import { eventsRoutes, publicEventsRoutes } from "./http/events";
 import { healthRoutes } from "./http/health";
 import { integrationsRoutes } from "./http/integrations";
 import { runnerRoutes } from "./http/runner";
 import { tasksRoutes } from "./http/tasks";
 import { topologyRoutes } from "./http/topology";
-import { knowledgeRoutes } from "./http/knowledge";
-import { playbookRoutes } from "./http/playbook";
-import { soulRoutes } from "./http/soul";
 import { auditPoke, auditRoutes, auditWellKnownRoutes, publicAuditRoutes } from "./http/audit";
-import { costRoutes, teamEmployeeRoutes, teamRoutes, teamTaskRoutes } from "./http/team";
+import { teamRoutes } from "./http/team";
+import { costRoutes } from "./http/cost";
 import { bodyLimit } from "./middleware/body-limit";
 import { methodNotAllowed } from "./middleware/method-not-allowed";
 import { requestId } from "./middleware/request-id";
 import { problemResponse, toAppError } from "./problem";
 import { webAssetsRoutes } from "./http/web-assets";
-import { consoleSessionRoutes } from "./http/console-session";
 import { consoleRoutes } from "./http/console";
 import { publicPagesRoutes } from "./http/pages-public";
 
 export const app = new Hono<AppEnv>();
 
+// One router per resource path, each mounted once; a sub-resource's router is mounted by its parent's.
 app.use(requestId());
 // Before anything reads the request (auth, the clock's D1 read, parsing): an oversized body costs nothing.
 app.use(bodyLimit());
@@ -65,11 +61,6 @@ app.route("/v1/tasks", tasksRoutes);
 app.route("/v1/topology", topologyRoutes);
 app.route("/v1/integrations", integrationsRoutes);
 app.route("/v1/team", teamRoutes);
-app.route("/v1/tasks", teamTaskRoutes);
-app.route("/v1/employees", teamEmployeeRoutes);
-app.route("/v1/employees", knowledgeRoutes);
-app.route("/v1/employees", playbookRoutes);
-app.route("/v1/employees", soulRoutes);
 app.route("/v1/cost", costRoutes);
 app.route("/v1/conversations", conversationsRoutes);
 app.route("/v1/eval", evalRoutes);
@@ -78,13 +69,11 @@ app.route("/v1/council", councilRoutes);
 app.route("/v1/governance", governanceRoutes);
 app.route("/v1/projects", projectsRoutes);
 app.route("/v1/swarm", swarmRoutes);
-// The EvoMap node protocol (gep-a2a), translated onto the same feature functions.
+// The EvoMap node protocol (gep-a2a), translated onto the same feature functions (its council and
+// project messages are routers of their own, mounted by the /a2a router).
 app.route("/a2a", a2aRoutes);
-app.route("/a2a", a2aCouncilRoutes);
-app.route("/a2a", a2aProjectRoutes);
 // The web console and the public observation pages (issue 25): HTML, same Worker, same feature functions.
 app.route("/assets", webAssetsRoutes);
-app.route("/console", consoleSessionRoutes);
 app.route("/console", consoleRoutes);
 app.route("/", publicPagesRoutes);
 

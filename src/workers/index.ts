@@ -1,15 +1,15 @@
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
-import { consumeDispatch } from "../queues/dispatch";
-import { consumeApprovalDeliveries, consumeApprovalDeliveryDeadLetters } from "../queues/approval-deliveries";
-import { consumeDispatchDeadLetters } from "../queues/dispatch-dlq";
-import { consumeNodePushDeadLetters, consumeNodePushes } from "../queues/node-pushes";
+import { consumeDispatch } from "./queues/dispatch";
+import { consumeApprovalDeliveries, consumeApprovalDeliveryDeadLetters } from "./queues/approval-deliveries";
+import { consumeDispatchDeadLetters } from "./queues/dispatch-dlq";
+import { consumeNodePushDeadLetters, consumeNodePushes } from "./queues/node-pushes";
 import { app } from "./app";
 import type { CronExpression } from "./cron/schedule";
 import { ticksFor } from "./cron/ticks";
 
 export { RateWindow } from "../durable-objects/rate-window";
-export { RunnerInbox } from "../durable-objects/runner-inbox";
+export { RunnerInbox } from "./runner-inbox";
 export { TaskBudget } from "../durable-objects/task-budget";
 export { TeamAdmission } from "../durable-objects/team-admission";
 export { CouncilSession } from "../durable-objects/council-session";

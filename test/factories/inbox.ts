@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
-import { getRunnerInbox, type LeaseInput } from "../../src/durable-objects/runner-inbox";
-import { OWNER_HANDLERS, type JobEnd, type OwnerHandler } from "../../src/jobs/owner-handlers";
+import { getRunnerInbox, type LeaseInput } from "../../src/durable-objects/runner-inbox-rpc";
+import type { JobEnd, OwnerHandler } from "../../src/jobs/job-end";
+import { OWNER_HANDLERS } from "../../src/workers/owner-handlers";
 import type { OwnerKind } from "../../src/jobs/owner-kinds";
 import { randomHex } from "../../src/lib/ids";
 import type { DispatchMessage } from "../../src/queues/dispatch-message";

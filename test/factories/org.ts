@@ -93,12 +93,6 @@ export async function eventsOf(
   }
 }
 
-/** The id of the newest event so far, to read only what a step adds. */
-export async function lastEventId(): Promise<string | undefined> {
-  const all = await eventsOf("");
-  return all.at(-1)?.id;
-}
-
 /** A manager operator token (a named person who may decide approvals). */
 export async function manager(name = "mia") {
   const res = await call("/v1/admin/operators", { body: { name, role: "manager" } });
@@ -108,8 +102,4 @@ export async function manager(name = "mia") {
 
 export async function decide(approvalId: string, decision: "approve" | "deny", token: string, note?: string) {
   return call(`/v1/approvals/${approvalId}/decide`, { token, body: { decision, ...(note ? { note } : {}) } });
-}
-
-export function db() {
-  return env.DB;
 }

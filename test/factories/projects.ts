@@ -142,5 +142,3 @@ export async function councilSeats(n: number, prefix: string) {
   for (const m of c.members) knownSeats.set(m.node_id, m);
   return c;
 }
-
-export { advance };

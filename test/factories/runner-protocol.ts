@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { getRunnerInbox } from "../../src/durable-objects/runner-inbox";
+import { getRunnerInbox } from "../../src/durable-objects/runner-inbox-rpc";
 import { call, utilityJob } from "./index";
 
 export interface LeasedOverHttp {

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { TeamStagePayload } from "../../src/team/stage-job";
+import type { TeamStagePayload } from "../../src/jobs/team-stage-job";
 import { call } from "./index";
 
 /** A leased team_stage job as the runner sees it. */

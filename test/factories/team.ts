@@ -44,7 +44,7 @@ export async function eventsOf(type: string, subject?: string) {
 export async function putTeamDispatchLimits(value: Record<string, unknown>) {
   const { z } = await import("zod");
   const { defineConfigSection, writeSection } = await import("../../src/lib/config");
-  const { TEAM_DISPATCH_FIELDS } = await import("../../src/team/limits");
+  const { TEAM_DISPATCH_FIELDS } = await import("../../src/tasks/dispatch/team-fields");
   await writeSection(db(), defineConfigSection("dispatch", z.object(TEAM_DISPATCH_FIELDS)), value, "test", new Date());
 }
 

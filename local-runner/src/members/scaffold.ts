@@ -16,7 +16,9 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { tomlArray, tomlInlineTable, tomlString } from "../runtimes/toml.ts";
+import { ANTIGRAVITY_MCP_FILES, antigravityMcpFiles } from "../runtimes/antigravity.ts";
+import { mcpJson } from "../runtimes/claude.ts";
+import { GROK_MCP_FILES, grokMcpFiles } from "../runtimes/grok.ts";
 import type { CliInput, Effort, McpServerLaunch, Role } from "../runtimes/types.ts";
 import { renderSoul } from "./soul.ts";
 import { soulDenyRules } from "./soul-guard.ts";
@@ -195,7 +197,7 @@ export async function writeScaffold(spec: ScaffoldSpec): Promise<Scaffold> {
     // Read-only to the member (issue 23: a member never writes the employee's SOUL), and claude is denied edits of it.
     ["SOUL.md", soul, 0o444],
     ["member.json", `${JSON.stringify(memberConfig, null, 2)}\n`, 0o600],
-    [".mcp.json", `${JSON.stringify({ mcpServers: { [CREWPLANE_SERVER]: stdioServer(mcpServer) } }, null, 2)}\n`],
+    [".mcp.json", mcpJson(mcpServer)],
     ["scaffold.json", `${JSON.stringify(manifest, null, 2)}\n`],
     ...runtimeMcpFiles(spec.runtime, mcpServer, tools),
   ];
@@ -401,40 +403,20 @@ function isRole(value: unknown): value is Role {
   return value === "planner" || value === "executor" || value === "verifier" || value === "utility";
 }
 
-function stdioServer(server: McpServerLaunch): { command: string; args: string[]; env: Record<string, string> } {
-  return { command: server.command, args: server.args, env: server.env };
-}
-
-function runtimeMcpFileNames(runtime: MemberRuntime): string[] {
-  if (runtime === "antigravity") return [".gemini/settings.json", ".agents/mcp_config.json"];
-  if (runtime === "grok") return [".grok/config.toml"];
+/**
+ * The working-directory MCP files a member's runtime reads, besides `.mcp.json`: each format lives
+ * with its runtime's adapter (antigravity: agy's and gemini's; grok: its TOML); claude and codex
+ * take the server on their command line.
+ */
+function runtimeMcpFiles(runtime: MemberRuntime, server: McpServerLaunch, tools: RoleTools): Array<[string, string]> {
+  if (runtime === "antigravity") return antigravityMcpFiles(server, tools.crewplaneTools);
+  if (runtime === "grok") return grokMcpFiles(server);
   return [];
 }
 
-/** The working-directory MCP files antigravity (agy and gemini) and grok read. */
-function runtimeMcpFiles(runtime: MemberRuntime, server: McpServerLaunch, tools: RoleTools): Array<[string, string]> {
-  const plain = stdioServer(server);
-  if (runtime === "antigravity") {
-    return [
-      // trust: the crewplane server's calls need no confirmation nobody could give; includeTools
-      // keeps the CLI's view to the member's own tools.
-      [
-        ".gemini/settings.json",
-        `${JSON.stringify({ mcpServers: { [server.name]: { ...plain, trust: true, includeTools: tools.crewplaneTools } } }, null, 2)}\n`,
-      ],
-      [".agents/mcp_config.json", `${JSON.stringify({ mcpServers: { [server.name]: plain } }, null, 2)}\n`],
-    ];
-  }
-  if (runtime === "grok") {
-    const toml = [
-      `[mcp_servers.${server.name}]`,
-      `command = ${tomlString(server.command)}`,
-      `args = ${tomlArray(server.args)}`,
-      `env = ${tomlInlineTable(server.env)}`,
-      "",
-    ].join("\n");
-    return [[".grok/config.toml", toml]];
-  }
+function runtimeMcpFileNames(runtime: MemberRuntime): string[] {
+  if (runtime === "antigravity") return [...ANTIGRAVITY_MCP_FILES];
+  if (runtime === "grok") return [...GROK_MCP_FILES];
   return [];
 }
 

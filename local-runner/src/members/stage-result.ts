@@ -1,5 +1,5 @@
 /**
- * What a finished team stage reports (the Worker's `teamStageResult`, src/team/stage-job.ts). Pure:
+ * What a finished team stage reports (the Worker's `teamStageResult`, src/jobs/team-stage-job.ts). Pure:
  * it takes what the run observed — the CLI's stream and native tool events, the member's MCP call
  * log, the artifact receipts — and shapes it. Unknown stays unknown: no usage → no `usage`; a model
  * the stream did not name → no `model`.

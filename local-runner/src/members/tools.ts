@@ -4,6 +4,7 @@
  * `mcp__crewplane__<tool>`; adapters translate (codex gets a sandbox mode and the server's
  * enabled_tools, the MCP server exposes only the caller's crewplane tools whatever the CLI).
  */
+import { DEFAULT_ALLOWED_TOOLS } from "../../../src/jobs/default-tools.ts";
 import type { Role, SandboxMode } from "../runtimes/types.ts";
 
 export const CREWPLANE_SERVER = "crewplane";
@@ -34,19 +35,8 @@ export type CrewplaneTool = (typeof CREWPLANE_TOOLS)[number];
 const PREFIX = `mcp__${CREWPLANE_SERVER}__`;
 const WILDCARD = `${PREFIX}*`;
 
-/** What an employee without an allow-list gets: the same set normal dispatch uses. */
-export const DEFAULT_EMPLOYEE_TOOLS: readonly string[] = [
-  "Read",
-  "Write",
-  "Edit",
-  "Bash",
-  "Glob",
-  "Grep",
-  "TodoWrite",
-  "WebFetch",
-  "WebSearch",
-  WILDCARD,
-];
+/** What an employee without an allow-list gets: the Worker's own list (one definition, both sides). */
+export const DEFAULT_EMPLOYEE_TOOLS = DEFAULT_ALLOWED_TOOLS;
 
 /** Native tools that change the workspace; any of them makes a codex member `workspace-write`. */
 const WRITE_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"]);

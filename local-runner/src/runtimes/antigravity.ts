@@ -13,10 +13,20 @@
  */
 import { withRoleBlock } from "./codex.ts";
 import { mapEffort } from "./effort.ts";
-import { clip, count, isObject, parseJsonObject, str, textOf, usageOf } from "./json-lines.ts";
+import { clip, count, isObject, str, textOf, usageOf } from "./json-lines.ts";
+import { jsonLinesParser, parseLines } from "./stream-parser.ts";
 import type { Json } from "./json-lines.ts";
+import { stdioServer } from "./claude.ts";
 import { createToolLedger } from "./tool-ledger.ts";
-import type { CliInput, CliInvocation, CliRuntimeAdapter, ExitClassification, StreamOutcome, StreamParser } from "./types.ts";
+import type {
+  CliInput,
+  CliInvocation,
+  CliRuntimeAdapter,
+  ExitClassification,
+  McpServerLaunch,
+  StreamOutcome,
+  StreamParser,
+} from "./types.ts";
 
 export type AntigravityBinary = "agy" | "gemini";
 
@@ -57,13 +67,9 @@ export function createParser(): StreamParser {
   const networkErrors: string[] = [];
   const tools = createToolLedger();
 
-  return {
-    get done() {
-      return result !== undefined;
-    },
-    push(line) {
-      const event = parseJsonObject(line);
-      if (!event) return;
+  return jsonLinesParser({
+    done: () => result !== undefined,
+    onEvent(event) {
       switch (event.type) {
         case "init":
           sessionId = str(event.session_id) ?? sessionId;
@@ -118,13 +124,11 @@ export function createParser(): StreamParser {
     evidence() {
       return { nativeEvents: tools.events(), mcpServers: [], networkErrors: [...networkErrors] };
     },
-  };
+  });
 }
 
 export function parseStream(lines: Iterable<string>): StreamOutcome {
-  const parser = createParser();
-  for (const line of lines) parser.push(line);
-  return parser.finish();
+  return parseLines(createParser, lines);
 }
 
 /** The Gemini CLI's FatalError exit codes (reference §3); auth failures print text only, no JSON. */
@@ -180,3 +184,16 @@ function adapter(binary: AntigravityBinary): CliRuntimeAdapter {
 
 export const agyRuntime: CliRuntimeAdapter = adapter("agy");
 export const geminiRuntime: CliRuntimeAdapter = adapter("gemini");
+
+/** The working-directory MCP files agy and gemini read. */
+export const ANTIGRAVITY_MCP_FILES = [".gemini/settings.json", ".agents/mcp_config.json"] as const;
+
+export function antigravityMcpFiles(server: McpServerLaunch, includeTools: readonly string[]): Array<[string, string]> {
+  const plain = stdioServer(server);
+  return [
+    // trust: the crewplane server's calls need no confirmation nobody could give; includeTools
+    // keeps the CLI's view to the member's own tools.
+    [".gemini/settings.json", `${JSON.stringify({ mcpServers: { [server.name]: { ...plain, trust: true, includeTools } } }, null, 2)}\n`],
+    [".agents/mcp_config.json", `${JSON.stringify({ mcpServers: { [server.name]: plain } }, null, 2)}\n`],
+  ];
+}

@@ -5,10 +5,11 @@
  * 1, so the two always travel together. The prompt goes on stdin (`-p` without a positional prompt).
  */
 import { mapEffort } from "./effort.ts";
-import { clip, isObject, parseJsonObject, str, textOf, usageOf } from "./json-lines.ts";
+import { clip, isObject, str, textOf, usageOf } from "./json-lines.ts";
+import { jsonLinesParser, parseLines } from "./stream-parser.ts";
 import type { Json } from "./json-lines.ts";
 import { createToolLedger } from "./tool-ledger.ts";
-import type { CliInput, CliInvocation, CliRuntimeAdapter, StreamOutcome, StreamParser } from "./types.ts";
+import type { CliInput, CliInvocation, CliRuntimeAdapter, McpServerLaunch, StreamOutcome, StreamParser } from "./types.ts";
 
 export function buildArgv(input: Omit<CliInput, "cwd" | "prompt"> & Partial<Pick<CliInput, "cwd" | "prompt">>): string[] {
   const args = ["-p", "--output-format", "stream-json", "--verbose"];
@@ -64,13 +65,9 @@ export function createParser(): StreamParser {
     }
   };
 
-  return {
-    get done() {
-      return result !== undefined;
-    },
-    push(line) {
-      const event = parseJsonObject(line);
-      if (!event) return;
+  return jsonLinesParser({
+    done: () => result !== undefined,
+    onEvent(event) {
       if (event.type === "system" && event.subtype === "init") {
         if (typeof event.session_id === "string") sessionId = event.session_id;
         if (typeof event.model === "string") model = event.model;
@@ -115,13 +112,11 @@ export function createParser(): StreamParser {
     evidence() {
       return { nativeEvents: tools.events(), mcpServers: [...mcpServers], networkErrors: [] };
     },
-  };
+  });
 }
 
 export function parseStream(lines: Iterable<string>): StreamOutcome {
-  const parser = createParser();
-  for (const line of lines) parser.push(line);
-  return parser.finish();
+  return parseLines(createParser, lines);
 }
 
 export const claudeRuntime: CliRuntimeAdapter = {
@@ -210,4 +205,14 @@ function assistantText(content: unknown): string | undefined {
 function mcpName(name: string): { mcp?: { server: string; tool: string } } {
   const match = /^mcp__(.+?)__(.+)$/.exec(name);
   return match ? { mcp: { server: match[1]!, tool: match[2]! } } : {};
+}
+
+/** A stdio MCP server as every JSON config names it. */
+export function stdioServer(server: McpServerLaunch): { command: string; args: string[]; env: Record<string, string> } {
+  return { command: server.command, args: server.args, env: server.env };
+}
+
+/** claude's `--mcp-config` file (`.mcp.json`): the one server, by name. */
+export function mcpJson(server: McpServerLaunch): string {
+  return `${JSON.stringify({ mcpServers: { [server.name]: stdioServer(server) } }, null, 2)}\n`;
 }

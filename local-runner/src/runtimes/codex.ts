@@ -11,7 +11,8 @@
  * - with no network it retries forever; only the runner's timeout ends it.
  */
 import { mapEffort } from "./effort.ts";
-import { clip, count, isObject, parseJsonObject, str, textOf, usageOf } from "./json-lines.ts";
+import { clip, count, isObject, str, textOf, usageOf } from "./json-lines.ts";
+import { jsonLinesParser, parseLines } from "./stream-parser.ts";
 import type { Json } from "./json-lines.ts";
 import { createToolLedger } from "./tool-ledger.ts";
 import { tomlArray, tomlKey, tomlString } from "./toml.ts";
@@ -106,13 +107,9 @@ export function createParser(): StreamParser {
     if (NETWORK.test(message)) networkErrors.push(message);
   };
 
-  return {
-    get done() {
-      return final !== undefined;
-    },
-    push(line) {
-      const event = parseJsonObject(line);
-      if (!event) return;
+  return jsonLinesParser({
+    done: () => final !== undefined,
+    onEvent(event) {
       switch (event.type) {
         case "thread.started":
           threadId = str(event.thread_id) ?? threadId;
@@ -170,13 +167,11 @@ export function createParser(): StreamParser {
     evidence() {
       return { nativeEvents: tools.events(), mcpServers: [], networkErrors: [...networkErrors] };
     },
-  };
+  });
 }
 
 export function parseStream(lines: Iterable<string>): StreamOutcome {
-  const parser = createParser();
-  for (const line of lines) parser.push(line);
-  return parser.finish();
+  return parseLines(createParser, lines);
 }
 
 export const codexRuntime: CliRuntimeAdapter = {

@@ -10,10 +10,12 @@
 import { join } from "node:path";
 import { withRoleBlock } from "./codex.ts";
 import { mapEffort } from "./effort.ts";
-import { clip, count, isObject, parseJsonObject, str, textOf, usageOf } from "./json-lines.ts";
+import { clip, count, isObject, str, textOf, usageOf } from "./json-lines.ts";
+import { jsonLinesParser, parseLines } from "./stream-parser.ts";
 import type { Json } from "./json-lines.ts";
+import { tomlArray, tomlInlineTable, tomlString } from "./toml.ts";
 import { createToolLedger } from "./tool-ledger.ts";
-import type { CliInput, CliInvocation, CliRuntimeAdapter, StreamOutcome, StreamParser } from "./types.ts";
+import type { CliInput, CliInvocation, CliRuntimeAdapter, McpServerLaunch, StreamOutcome, StreamParser } from "./types.ts";
 
 export const PROMPT_FILE = "prompt.md";
 
@@ -49,13 +51,9 @@ export function createParser(): StreamParser {
   const networkErrors: string[] = [];
   const tools = createToolLedger();
 
-  return {
-    get done() {
-      return end !== undefined;
-    },
-    push(line) {
-      const event = parseJsonObject(line);
-      if (!event) return;
+  return jsonLinesParser({
+    done: () => end !== undefined,
+    onEvent(event) {
       switch (event.type) {
         case "text":
           if (typeof event.data === "string") text += event.data;
@@ -128,13 +126,11 @@ export function createParser(): StreamParser {
     evidence() {
       return { nativeEvents: tools.events(), mcpServers: [], networkErrors: [...networkErrors] };
     },
-  };
+  });
 }
 
 export function parseStream(lines: Iterable<string>): StreamOutcome {
-  const parser = createParser();
-  for (const line of lines) parser.push(line);
-  return parser.finish();
+  return parseLines(createParser, lines);
 }
 
 /** `<server>__<tool>` is grok's MCP tool naming. */
@@ -151,3 +147,17 @@ export const grokRuntime: CliRuntimeAdapter = {
   buildInvocation,
   createParser,
 };
+
+/** The working-directory MCP file grok reads. */
+export const GROK_MCP_FILES = [".grok/config.toml"] as const;
+
+export function grokMcpFiles(server: McpServerLaunch): Array<[string, string]> {
+  const toml = [
+    `[mcp_servers.${server.name}]`,
+    `command = ${tomlString(server.command)}`,
+    `args = ${tomlArray(server.args)}`,
+    `env = ${tomlInlineTable(server.env)}`,
+    "",
+  ].join("\n");
+  return [[".grok/config.toml", toml]];
+}

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { RUNTIMES } from "../../jobs/payloads";
 import { defineConfigSection } from "../../lib/config";
 import { label } from "../../lib/validation";
-import { TEAM_DISPATCH_FIELDS, TEAM_DISPATCH_GUARD_FIELDS } from "../../team/limits";
+import { TEAM_DISPATCH_FIELDS, TEAM_DISPATCH_GUARD_FIELDS } from "./team-fields";
 
 export const DISPATCH_POLICIES = ["fixed_hierarchy", "round_robin", "llm_select"] as const;
 export type DispatchPolicy = (typeof DISPATCH_POLICIES)[number];
@@ -49,4 +49,3 @@ export const dispatchGuardConfig = defineConfigSection(
     ...TEAM_DISPATCH_GUARD_FIELDS,
   }),
 );
-export type DispatchGuardConfig = z.infer<typeof dispatchGuardConfig.schema>;

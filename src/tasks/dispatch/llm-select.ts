@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { getDb, type Db } from "../../db/client";
 import { jobs } from "../../db/schema";
 import type { Env } from "../../env";
-import type { JobEnd } from "../../jobs/owner-handlers";
+import type { JobEnd } from "../../jobs/job-end";
 import { submitJob } from "../../jobs/submit";
 import { appendEvent } from "../../lib/events";
 import type { DispatchConfig } from "./config";

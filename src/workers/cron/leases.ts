@@ -1,9 +1,10 @@
 import { getDb } from "../../db/client";
-import { getRunnerInbox } from "../../durable-objects/runner-inbox";
+import { getRunnerInbox } from "../../durable-objects/runner-inbox-rpc";
 import type { Env } from "../../env";
 import { readSection } from "../../lib/config";
 import { runnerConfig } from "../../jobs/config";
 import { reconcileQueuedJobs } from "../../jobs/reconcile";
+import { notifyOwner } from "../owner-handlers";
 
 /**
  * The `leases` tick: in the inbox, lapse expired leases and unacknowledged claims, give up jobs
@@ -14,6 +15,6 @@ export async function leasesTick(env: Env, now: Date) {
   const db = getDb(env.DB);
   const config = await readSection(db, runnerConfig);
   const swept = await getRunnerInbox(env).sweep({ now: now.getTime(), retainFinishedMs: config.retain_finished_hours * 3_600_000 });
-  const reconciled = await reconcileQueuedJobs(env, db, now, config);
+  const reconciled = await reconcileQueuedJobs(env, db, now, config, notifyOwner);
   return { ...swept, reconciled };
 }

@@ -12,7 +12,7 @@ import { soulGuardTick } from "../../evolution/soul-guard";
 import { councilTick } from "./council";
 import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
-import { getAuditSealer } from "../../durable-objects/audit-sealer";
+import { getAuditSealer } from "../../durable-objects/audit-sealer-rpc";
 import { eventsRetentionTick } from "../../events/tick";
 
 /** Every tick name of the API; features register theirs below as they land. */

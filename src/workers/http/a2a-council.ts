@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { postDialog } from "../../council/dialog";
 import { councilOverview, listSessions, listTerms, sessionDetail } from "../../council/views";
 import {

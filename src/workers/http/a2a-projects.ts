@@ -4,7 +4,7 @@ import { getDb } from "../../db/client";
 import { PROJECT_STATUSES } from "../../db/schema";
 import { readSection } from "../../lib/config";
 import { keysetPageQuery } from "../../lib/paging";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { checkSender, projectProposal, projectProposeBody, proposeToCouncil, withEvomapTokens } from "../../a2a/council";
 import { projectsConfig } from "../../projects/config";
 import { reputationConfig } from "../../nodes/reputation-config";

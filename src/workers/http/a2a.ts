@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { getRateWindow } from "../../durable-objects/rate-window";
+import { getRateWindow } from "../../durable-objects/rate-window-rpc";
 import { nodePresence } from "../../nodes/presence-store";
 import type { Env } from "../../env";
 import { AppError } from "../../lib/errors";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { readSection } from "../../lib/config";
 import { councilConfig } from "../../council/config";
 import { COUNCIL_RULES } from "../../council/rules";
@@ -28,6 +28,8 @@ import { projectsConfig } from "../../projects/config";
 import { reputationConfig } from "../../nodes/reputation-config";
 import { DECOMPOSITION_RULES } from "../../projects/decomposition";
 import type { AppEnv } from "../app-env";
+import { a2aCouncilRoutes } from "./a2a-council";
+import { a2aProjectRoutes } from "./a2a-projects";
 import { problemResponse } from "../problem";
 import { a2aBody, readJson } from "./a2a-body";
 import { requireA2aNode } from "./a2a-auth";
@@ -177,4 +179,7 @@ export const a2aRoutes = new Hono<AppEnv>()
       tiers: TIER_LABELS.map((label, tier) => ({ tier, label })),
       ...(model !== undefined ? { model, ...modelTier(model) } : {}),
     });
-  });
+  })
+  // The council's and the projects' messages: routers of their own, under this one.
+  .route("/", a2aCouncilRoutes)
+  .route("/", a2aProjectRoutes);

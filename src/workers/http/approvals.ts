@@ -3,10 +3,12 @@ import { z } from "zod";
 import { decideApproval, listApprovals, pollApproval } from "../../approvals/broker";
 import { getDb } from "../../db/client";
 import { APPROVAL_STATUSES } from "../../db/schema";
-import { BOOTSTRAP_ADMIN_ID, requireAuth } from "../../lib/auth";
+import { BOOTSTRAP_ADMIN_ID } from "../../lib/auth";
+import { requireAuth } from "../middleware/require-auth";
 import { AppError, notFound } from "../../lib/errors";
 import { pageQuery } from "../../lib/paging";
-import { label, validate } from "../../lib/validation";
+import { label } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import type { AppEnv } from "../app-env";
 
 const approvalParam = z.object({ id: z.string().min(1).max(64) });

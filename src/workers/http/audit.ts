@@ -3,11 +3,11 @@ import { z } from "zod";
 import { openExport, type ExportScope } from "../../audit/export";
 import { publishedKeys } from "../../audit/keys";
 import { getDb } from "../../db/client";
-import { getAuditSealer } from "../../durable-objects/audit-sealer";
+import { getAuditSealer } from "../../durable-objects/audit-sealer-rpc";
 import { archiveReader } from "../../events/retention";
-import { requireAuth } from "../../lib/auth";
+import { requireAuth } from "../middleware/require-auth";
 import { AppError } from "../../lib/errors";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import type { AppEnv } from "../app-env";
 
 // At most 15 digits: every seq below 10^15 is a safe integer.

@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { requireAuth } from "../../lib/auth";
+import { requireAuth } from "../middleware/require-auth";
 import { presentSectionAt, readSection, writeSection } from "../../lib/config";
 import { AppError } from "../../lib/errors";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import type { AppEnv } from "../app-env";
 import { CONFIG_SECTIONS } from "../config-sections";
 

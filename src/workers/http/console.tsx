@@ -8,8 +8,8 @@ import { closeConversation } from "../../conversations/close";
 import { openBody, openConversation, sendMessage } from "../../conversations/messages";
 import { conversationView, listTurns, requireConversation } from "../../conversations/store";
 import { getDb, type Db } from "../../db/client";
-import { getAuditSealer } from "../../durable-objects/audit-sealer";
-import { getRunnerInbox } from "../../durable-objects/runner-inbox";
+import { getAuditSealer } from "../../durable-objects/audit-sealer-rpc";
+import { getRunnerInbox } from "../../durable-objects/runner-inbox-rpc";
 import { currentMatrix } from "../../eval/current";
 import { runView } from "../../eval/run";
 import { playbookView, retireBody, retireEntry } from "../../evolution/playbook-ops";
@@ -21,7 +21,8 @@ import { BOOTSTRAP_ADMIN_ID, roleAtLeast } from "../../lib/auth";
 import { presentSection, readSection, writeSection } from "../../lib/config";
 import { listCredentials } from "../../lib/credentials";
 import { AppError, notFound } from "../../lib/errors";
-import { label, validate } from "../../lib/validation";
+import { label } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { employeeId, findEmployee, getEmployeeView, listEmployees } from "../../tasks/employees";
 import { findTask, taskView } from "../../tasks/view";
 import { goalLoopView } from "../../team/goal-loop";
@@ -41,6 +42,7 @@ import { TopologyPage } from "../../web/pages/console-topology";
 import { CONFIG_SECTIONS } from "../config-sections";
 import { requireConsole, type ConsoleEnv } from "../middleware/console-session";
 import { htmlPages } from "../middleware/html-pages";
+import { consoleSessionRoutes } from "./console-session";
 import { runnerView } from "./admin/runners";
 import { withTeam } from "./employees";
 import { eventStream } from "./event-stream";
@@ -206,6 +208,8 @@ function sectionOrThrow(name: string) {
  * for a session), and each form posts to a route that checks the role and the form token again.
  */
 export const consoleRoutes = new Hono<ConsoleEnv>()
+  // Login and logout first: they work without a session (their own router, mounted here once).
+  .route("/", consoleSessionRoutes)
   .use("*", htmlPages())
   .get("/", viewer, validate("query", z.object({ type: z.string().optional() })), async (c) => {
     const db = getDb(c.env.DB);

@@ -5,8 +5,8 @@ import { ingestTranscript, transcriptBody } from "../../conversations/batch";
 import { closeConversation } from "../../conversations/close";
 import { messageBody, sendMessage } from "../../conversations/messages";
 import { conversationView, listTurns, requireConversation } from "../../conversations/store";
-import { requireAuth } from "../../lib/auth";
-import { validate } from "../../lib/validation";
+import { requireAuth } from "../middleware/require-auth";
+import { validate } from "../middleware/validate";
 import type { AppEnv } from "../app-env";
 
 const idParam = z.object({ id: z.string().regex(/^conv_[0-9a-f]{16}$/, "a conversation id") });

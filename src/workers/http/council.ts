@@ -1,9 +1,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { requireAuth, requireAuthInWrite } from "../../lib/auth";
+import { requireAuth, requireAuthInWrite } from "../middleware/require-auth";
 import { AppError } from "../../lib/errors";
-import { prose, validate } from "../../lib/validation";
+import { prose } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { readCouncilConfig } from "../../council/config";
 import { checkSession, postDialog, postDirectDialog, ratifyVeto, v1DialogBody, vetoSession } from "../../council/dialog";
 import { getProposal, proposalInput, submitProposal } from "../../council/proposals";

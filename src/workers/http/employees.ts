@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { requireAuth } from "../../lib/auth";
-import { validate } from "../../lib/validation";
+import { requireAuth } from "../middleware/require-auth";
+import { validate } from "../middleware/validate";
 import { employeeId, employeeView, findEmployee, getEmployeeView, listEmployees, putEmployee } from "../../tasks/employees";
 import { effectiveTeam, employeeWithTeamBody } from "../../team/employee-team";
 import { openBody, openConversation } from "../../conversations/messages";
@@ -13,7 +13,12 @@ import { evolutionView } from "../../evolution/view";
 import { actsAsEmployee } from "../../jobs/employee-token";
 import type { Principal } from "../../lib/auth";
 import { AppError } from "../../lib/errors";
+import { matrixAdvice } from "../../eval/advice";
+import { goalBody, openGoal } from "../../team/goal-request";
 import type { AppEnv } from "../app-env";
+import { knowledgeRoutes } from "./knowledge";
+import { playbookRoutes } from "./playbook";
+import { soulRoutes } from "./soul";
 
 const idParam = z.object({ id: employeeId });
 /** Evolution flags an employee's own token may not flip (issue 23 item 1). */
@@ -86,7 +91,21 @@ export const employeesRoutes = new Hono<AppEnv>()
         });
       return c.json(await toggleEvolution(getDb(c.env.DB), id, c.req.valid("json"), c.var.principal.id, c.var.clock.now()));
     },
-  );
+  )
+  // A goal for the employee, with the team's gate and spec (Team-as-Agent).
+  .post("/:id/goals", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", goalBody), async (c) => {
+    const db = getDb(c.env.DB);
+    const now = c.var.clock.now();
+    // The capability matrix, when one was measured, advises the team's models and the gate.
+    const advice = await matrixAdvice(db, now);
+    const out = await openGoal(c.env, db, c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, now, advice);
+    return c.json(out, 201);
+  })
+  // The employee's memory and wiki, its playbook and its SOUL: routers of their own, under this one
+  // (one mount per resource path).
+  .route("/", knowledgeRoutes)
+  .route("/", playbookRoutes)
+  .route("/", soulRoutes);
 
 /** An operator (its role checked by the route), or the employee's own run acting for itself and no one else. */
 function assertOperatorOrSelf(principal: Principal, employeeId: string) {

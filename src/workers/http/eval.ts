@@ -4,9 +4,9 @@ import { getDb } from "../../db/client";
 import { currentMatrix } from "../../eval/current";
 import { matrixRequest, runView, startRun } from "../../eval/run";
 import { loadSuites } from "../../eval/suites";
-import { requireAuth } from "../../lib/auth";
+import { requireAuth } from "../middleware/require-auth";
 import { notFound } from "../../lib/errors";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import type { AppEnv } from "../app-env";
 
 /** The capability matrix (issue 22): measurements, their reports, the matrix the composer reads, the suites. */

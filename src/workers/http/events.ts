@@ -1,9 +1,10 @@
 import { Hono } from "hono";
 import { getDb } from "../../db/client";
-import { requireAuth } from "../../lib/auth";
+import { requireAuth } from "../middleware/require-auth";
 import { listEvents } from "../../lib/events";
 import { pageQuery } from "../../lib/paging";
-import { label, validate } from "../../lib/validation";
+import { label } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import type { AppEnv } from "../app-env";
 import { eventStream } from "./event-stream";
 

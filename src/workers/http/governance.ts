@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { label, prose, validate } from "../../lib/validation";
+import { label, prose } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { checkAgainstPrinciples, queryPrinciples } from "../../council/principles";
 import type { AppEnv } from "../app-env";
 

@@ -1,10 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { authenticate, requireAuthInWrite } from "../../lib/auth";
+import { authenticate } from "../../lib/auth";
+import { requireAuthInWrite } from "../middleware/require-auth";
 import { readSection } from "../../lib/config";
 import { AppError, fieldErrorsFromIssues } from "../../lib/errors";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { councilConfig } from "../../council/config";
 import { heartbeat, heartbeatWithToken } from "../../nodes/events";
 import { getNode, isCouncilMember, nodeView, registerNode, registrationSchema } from "../../nodes/registry";

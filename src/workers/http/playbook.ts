@@ -12,8 +12,8 @@ import {
   retireBody,
   retireEntry,
 } from "../../evolution/playbook-ops";
-import { requireAuth } from "../../lib/auth";
-import { validate } from "../../lib/validation";
+import { requireAuth } from "../middleware/require-auth";
+import { validate } from "../middleware/validate";
 import { employeeId } from "../../tasks/employees";
 import type { AppEnv } from "../app-env";
 

@@ -3,9 +3,10 @@ import { z } from "zod";
 import { getDb } from "../../db/client";
 import { putSoul, soulPutBody, soulVersionsView, soulVersionView, soulView } from "../../evolution/soul-api";
 import { actsAsEmployee } from "../../jobs/employee-token";
-import { requireAuth, type Principal } from "../../lib/auth";
+import { type Principal } from "../../lib/auth";
+import { requireAuth } from "../middleware/require-auth";
 import { AppError } from "../../lib/errors";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { employeeId } from "../../tasks/employees";
 import type { AppEnv } from "../app-env";
 

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { getRateWindow } from "../../durable-objects/rate-window";
+import { getRateWindow } from "../../durable-objects/rate-window-rpc";
 import { systemClock } from "../../lib/clock";
 import { AppError } from "../../lib/errors";
 import type { AppEnv } from "../app-env";

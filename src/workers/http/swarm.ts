@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { requireAuth } from "../../lib/auth";
+import { requireAuth } from "../middleware/require-auth";
 import { readSection } from "../../lib/config";
 import { keysetPageQuery } from "../../lib/paging";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { getActiveNode } from "../../nodes/registry";
 import { reputationConfig } from "../../nodes/reputation-config";
 import { projectsConfig } from "../../projects/config";

@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { requireAuth } from "../../lib/auth";
+import { requireAuth } from "../middleware/require-auth";
 import { notFound } from "../../lib/errors";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { createTask, newTaskBody } from "../../tasks/create-task";
 import { settleBody, settleTask } from "../../tasks/settle";
 import { findTask, taskView } from "../../tasks/view";
@@ -12,7 +12,7 @@ import { continueLoop, goalLoopView, resumeWaiting } from "../../team/goal-loop"
 import { loopAnswer } from "../../team/goal-request";
 import { goalsConfig } from "../../team/goals-config";
 import { readSection } from "../../lib/config";
-import { teamFieldsOfTask } from "../../team/views";
+import { roleTurnsView, taskKnownToTeam, teamFieldsOfTask } from "../../team/views";
 import type { AppEnv } from "../app-env";
 
 const idParam = z.object({ id: z.string().min(1).max(64) });
@@ -49,4 +49,11 @@ export const tasksRoutes = new Hono<AppEnv>()
       await resumeWaiting(c.env, task.assignedTo, now);
       return c.json(taskView(task));
     },
-  );
+  )
+  // The roles tab: the task's role turns, packets and receipts (Team-as-Agent).
+  .get("/:id/roles", requireAuth({ operator: "viewer" }), validate("param", idParam), async (c) => {
+    const db = getDb(c.env.DB);
+    const { id } = c.req.valid("param");
+    if (!(await taskKnownToTeam(db, id))) throw notFound(`task ${id}`);
+    return c.json(await roleTurnsView(db, id));
+  });

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { getDb } from "../../db/client";
-import { requireAuth } from "../../lib/auth";
+import { requireAuth } from "../middleware/require-auth";
 import { topologyView } from "../../topology/view";
 import type { AppEnv } from "../app-env";
 

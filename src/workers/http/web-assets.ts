@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { AppError } from "../../lib/errors";
-import { validate } from "../../lib/validation";
+import { validate } from "../middleware/validate";
 import { ASSETS } from "../../web/assets";
 import type { AppEnv } from "../app-env";
 

@@ -11,7 +11,6 @@ import type { AppEnv } from "../app-env";
  * The session cookie. `__Host-` makes the browser insist on Secure, Path=/ and no Domain; it is
  * HttpOnly (no script reads it) and SameSite=Strict (no other site's page sends it).
  */
-export const SESSION_COOKIE = "__Host-crewplane-console";
 /** The name hono's cookie helpers take with `prefix: "host"`. */
 const COOKIE_NAME = "crewplane-console";
 

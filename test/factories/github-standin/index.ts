@@ -4,7 +4,6 @@ import { githubAppKeys, type AppKeys } from "./app-keys";
 import { GithubStandin } from "./standin";
 
 export { GithubStandin } from "./standin";
-export type { RecordedRequest, Interceptor } from "./standin";
 export { githubAppKeys } from "./app-keys";
 
 export const ORG = "crewplane-projects";

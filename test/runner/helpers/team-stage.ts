@@ -1,4 +1,4 @@
-/** team_stage payloads as the Worker sends them (src/team/stage-job.ts), for runner tests. */
+/** team_stage payloads as the Worker sends them (src/jobs/team-stage-job.ts), for runner tests. */
 export const MODELS = { claude: "claude-sonnet-5-5", codex: "gpt-5.5", antigravity: "gemini-3.7-flash", grok: "grok-4" } as const;
 export const STAGE_ROLE = { plan: "planner", execute: "executor", repair: "executor", verify: "verifier", synthesize: "utility" } as const;
 export const STAGE_PROMPT = {

@@ -81,9 +81,9 @@ const resultOf = (outcome: JobOutcome): EmployeeTurnResult => {
   return outcome.result as unknown as EmployeeTurnResult;
 };
 
-/** The Worker's stage result schema (src/team/stage-job.ts), which reads a loop stage's result too. */
+/** The Worker's stage result schema (src/jobs/team-stage-job.ts), which reads a loop stage's result too. */
 async function workerStageResult() {
-  const path = "../../../src/team/stage-job.ts";
+  const path = "../../../src/jobs/team-stage-job.ts";
   const { teamStageResult } = (await import(/* @vite-ignore */ path)) as {
     teamStageResult: { safeParse(v: unknown): { success: boolean; data?: any; error?: unknown } };
   };

@@ -141,9 +141,9 @@ describe("a team_stage job on the runner", () => {
   });
 
   it("reports what the Worker's own teamStageResult schema reads without losing a receipt, a count or the verdict", async () => {
-    // The Worker's schema (src/team/stage-job.ts), loaded at run time: the runner's tsconfig does not
+    // The Worker's schema (src/jobs/team-stage-job.ts), loaded at run time: the runner's tsconfig does not
     // type-check Worker sources, but vitest runs them, so the contract is checked on both sides' code.
-    const workerSchema = "../../../src/team/stage-job.ts";
+    const workerSchema = "../../../src/jobs/team-stage-job.ts";
     const { teamStageResult } = (await import(/* @vite-ignore */ workerSchema)) as {
       teamStageResult: { safeParse(v: unknown): { success: boolean; data?: any; error?: unknown } };
     };

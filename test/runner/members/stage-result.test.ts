@@ -103,7 +103,7 @@ describe("buildStageResult", () => {
 describe("buildStageResult against the Worker's teamStageResult schema", () => {
   it("keeps an executor's result readable by the Worker when it declared more refused artifacts than one result carries", async () => {
     // The Worker's schema, loaded at run time (the runner's tsconfig does not type-check Worker sources).
-    const workerSchema = "../../../src/team/stage-job.ts";
+    const workerSchema = "../../../src/jobs/team-stage-job.ts";
     const { teamStageResult } = (await import(/* @vite-ignore */ workerSchema)) as {
       teamStageResult: { safeParse(v: unknown): { success: boolean; data?: any; error?: unknown } };
     };

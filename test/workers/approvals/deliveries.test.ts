@@ -4,7 +4,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { requestApproval } from "../../../src/approvals/broker";
 import { webhookSignature } from "../../../src/approvals/messages";
 import { getDb } from "../../../src/db/client";
-import { consumeApprovalDeliveries, consumeApprovalDeliveryDeadLetters, type Fetcher } from "../../../src/queues/approval-deliveries";
+import {
+  consumeApprovalDeliveries,
+  consumeApprovalDeliveryDeadLetters,
+  type Fetcher,
+} from "../../../src/workers/queues/approval-deliveries";
 import { call } from "../../factories";
 import { eventsOf, manager, setConfig } from "../../factories/org";
 

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { requestApproval } from "../../../src/approvals/broker";
 import { getDb } from "../../../src/db/client";
-import { consumeApprovalDeliveries, type Fetcher } from "../../../src/queues/approval-deliveries";
+import { consumeApprovalDeliveries, type Fetcher } from "../../../src/workers/queues/approval-deliveries";
 import { call } from "../../factories";
 import { advanceClock, eventsOf, manager, setConfig } from "../../factories/org";
 

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { openExport } from "../../../src/audit/export";
 import { loadHead } from "../../../src/audit/seal";
 import { getDb } from "../../../src/db/client";
-import { getAuditSealer } from "../../../src/durable-objects/audit-sealer";
+import { getAuditSealer } from "../../../src/durable-objects/audit-sealer-rpc";
 import { appendEvent } from "../../../src/lib/events";
 import { createOperator } from "../../factories";
 import { send } from "../../factories/http";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { entryHash, GENESIS_HASH, parsePayload, type ChainEntry } from "../../../src/audit/chain";
 import { loadHead, sealPage } from "../../../src/audit/seal";
 import { getDb } from "../../../src/db/client";
-import { getAuditSealer } from "../../../src/durable-objects/audit-sealer";
+import { getAuditSealer } from "../../../src/durable-objects/audit-sealer-rpc";
 import { appendEvent } from "../../../src/lib/events";
 import { appendRoleTurn } from "../../../src/team/ledger";
 import { TICKS } from "../../../src/workers/cron/ticks";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { turnPrompt } from "../../../src/conversations/prompt";
-import { getEvolutionSemaphore } from "../../../src/durable-objects/evolution-semaphore";
+import { getEvolutionSemaphore } from "../../../src/durable-objects/evolution-semaphore-rpc";
 import { trigger } from "../../../src/evolution/triggers";
 import { calculateError, DEFAULT_THRESHOLDS, extract, predict, route } from "../../../src/prediction";
 import { call, createRunner } from "../../factories";

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { notifyOwner, type JobEnd } from "../../../src/jobs/owner-handlers";
+import type { JobEnd } from "../../../src/jobs/job-end";
+import { notifyOwner } from "../../../src/workers/owner-handlers";
 import { call } from "../../factories";
 import { propose, PROPOSAL } from "../../factories/council-http";
 import { drainEvents, eligibleNode } from "../../factories/nodes";

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
 import { governancePrinciples, projects, swarmTasks } from "../../../src/db/schema";
-import { getCouncilSession } from "../../../src/durable-objects/council-session";
+import { getCouncilSession } from "../../../src/durable-objects/council-session-rpc";
 import { call, createOperator } from "../../factories";
 import { advance, dialog, progress, propose, PROPOSAL, session, tick } from "../../factories/council-http";
 import { drainEvents, eligibleNode, heartbeat, type TestNode } from "../../factories/nodes";

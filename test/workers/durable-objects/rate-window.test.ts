@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getRateWindow } from "../../../src/durable-objects/rate-window";
+import { getRateWindow } from "../../../src/durable-objects/rate-window-rpc";
 
 const key = () => `test:${crypto.randomUUID()}`;
 const T0 = Date.parse("2026-12-01T00:00:00Z");

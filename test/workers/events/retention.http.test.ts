@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { verifyExport } from "../../../audit-verifier/src/verify.mjs";
 import { loadHead } from "../../../src/audit/seal";
 import { getDb } from "../../../src/db/client";
-import { getAuditSealer } from "../../../src/durable-objects/audit-sealer";
+import { getAuditSealer } from "../../../src/durable-objects/audit-sealer-rpc";
 import { decodeArchive, type StoredEvent } from "../../../src/events/archive";
 import { nextArchiveRun, retentionCutoff } from "../../../src/events/retention";
 import { appendEvent } from "../../../src/lib/events";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
-import { getAgentLock } from "../../../src/durable-objects/agent-lock";
+import { getAgentLock } from "../../../src/durable-objects/agent-lock-rpc";
 import { playbookTick } from "../../../src/evolution/aee-settle";
 import { startRounds } from "../../../src/evolution/aee-run";
 import { canonicalPlaybook } from "../../../src/evolution/playbook";

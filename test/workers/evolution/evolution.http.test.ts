@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getAgentLock } from "../../../src/durable-objects/agent-lock";
-import { getEvolutionSemaphore } from "../../../src/durable-objects/evolution-semaphore";
+import { getAgentLock } from "../../../src/durable-objects/agent-lock-rpc";
+import { getEvolutionSemaphore } from "../../../src/durable-objects/evolution-semaphore-rpc";
 import { trigger } from "../../../src/evolution/triggers";
 import { DEFAULT_THRESHOLDS, newMetaCognition } from "../../../src/prediction";
 import { call, createRunner } from "../../factories";

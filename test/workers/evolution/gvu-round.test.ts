@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getAgentLock } from "../../../src/durable-objects/agent-lock";
+import { getAgentLock } from "../../../src/durable-objects/agent-lock-rpc";
 import { resolveSoulApprovals, rollbackContext } from "../../../src/evolution/gvu-apply";
 import { observeSoulVersions, recoverLostJobEnds } from "../../../src/evolution/gvu-observe";
 import { startGvuRounds } from "../../../src/evolution/gvu-round";

@@ -1,7 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
+import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
 import worker from "../../../src/workers/index";
 import { dispatchOf } from "../../factories/inbox";
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { LeasedJob } from "../../../src/durable-objects/runner-inbox";
+import type { LeasedJob } from "../../../src/durable-objects/runner-inbox-rpc";
 import { ACK_WINDOW_MS, enqueueJob, eventually, freshInbox, leaseFrom, recordingOwnerCalls, sleep } from "../../factories/inbox";
 
 /** The inbox's D1 trail for one job (the outbox delivers before each call returns). */

@@ -1,7 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getRunnerInbox, type RunnerInbox } from "../../../src/durable-objects/runner-inbox";
+import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
+import type { RunnerInbox } from "../../../src/workers/runner-inbox";
 import type { DispatchMessage } from "../../../src/queues/dispatch-message";
 import { randomHex } from "../../../src/lib/ids";
 

@@ -2,7 +2,7 @@ import { createMessageBatch, createExecutionContext, createScheduledController, 
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
-import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
+import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
 import { prepareJob } from "../../../src/jobs/submit";
 import worker from "../../../src/workers/index";
 import { TICK_NAMES, TICKS } from "../../../src/workers/cron/ticks";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
-import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
+import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
 import { prepareJob } from "../../../src/jobs/submit";
 import { call, createRunner } from "../../factories";
 import { eventually, recordingOwnerCalls } from "../../factories/inbox";

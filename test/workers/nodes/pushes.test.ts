@@ -6,7 +6,7 @@ import { getDb } from "../../../src/db/client";
 import { nodeEvents } from "../../../src/db/schema";
 import { notifyNodesStatements, type InsertedNodeEvent } from "../../../src/nodes/events";
 import { enqueuePushes, signPush, SIGNATURE_HEADER, TIMESTAMP_HEADER, type NodePushMessage } from "../../../src/nodes/webhook";
-import { consumeNodePushDeadLetters, consumeNodePushes, pushBackoffSeconds } from "../../../src/queues/node-pushes";
+import { consumeNodePushDeadLetters, consumeNodePushes, pushBackoffSeconds } from "../../../src/workers/queues/node-pushes";
 import { call } from "../../factories";
 import { heartbeat, patchNode, registerNode } from "../../factories/nodes";
 

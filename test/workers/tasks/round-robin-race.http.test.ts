@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getRateWindow } from "../../../src/durable-objects/rate-window";
+import { getRateWindow } from "../../../src/durable-objects/rate-window-rpc";
 import { loadClock } from "../../../src/lib/clock";
 import { createTask, eventsOf, newTask, putEmployee, setConfig } from "../../factories/org";
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
+import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
 import { call, createRunner } from "../../factories";
 import { packet } from "../../factories/packets";
 import { completeStage, failStage, handoff, leaseStages, runEvaluator, type LeasedStage } from "../../factories/scripted-runner";

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { jobs, teamPackets } from "../../../src/db/schema";
-import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox";
+import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
 import { prepareJob, REDACTED_SECRET } from "../../../src/jobs/submit";
 import { markStage } from "../../../src/team/composer";
 import { openTeamGoal } from "../../../src/team/goals";

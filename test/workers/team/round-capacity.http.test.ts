@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getTeamAdmission } from "../../../src/durable-objects/team-admission";
+import { getTeamAdmission } from "../../../src/durable-objects/team-admission-rpc";
 import { openTeamGoal } from "../../../src/team/goals";
 import { readTeamLimits } from "../../../src/team/limits";
 import { abortTeamRound, startTeamRound } from "../../../src/team/round-driver";

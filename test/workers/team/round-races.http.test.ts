@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { jobs, teamRoundVersions } from "../../../src/db/schema";
-import { getTeamAdmission } from "../../../src/durable-objects/team-admission";
+import { getTeamAdmission } from "../../../src/durable-objects/team-admission-rpc";
 import { openTeamGoal } from "../../../src/team/goals";
 import { listRoleTurns } from "../../../src/team/ledger";
 import { startTeamRound } from "../../../src/team/round-driver";

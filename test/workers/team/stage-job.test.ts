@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { dispatchMessage } from "../../../src/queues/dispatch-message";
 import { newProtectedMarker } from "../../../src/team/render";
-import { STAGE_PROMPT_MAX_BYTES, teamStagePayload, teamStageResult } from "../../../src/team/stage-job";
+import { STAGE_PROMPT_MAX_BYTES, teamStagePayload, teamStageResult } from "../../../src/jobs/team-stage-job";
 
 function payload(overrides: Record<string, unknown> = {}) {
   return {

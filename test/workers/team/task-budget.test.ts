@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getTaskBudget } from "../../../src/durable-objects/task-budget";
+import { getTaskBudget } from "../../../src/durable-objects/task-budget-rpc";
 import { normalizeBudgetLimits, planRound, plannedStages, roundCost, stageCost } from "../../../src/team/budget";
 
 const budget = () => getTaskBudget(env, `budget-${crypto.randomUUID()}`);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getTeamAdmission } from "../../../src/durable-objects/team-admission";
+import { getTeamAdmission } from "../../../src/durable-objects/team-admission-rpc";
 
 const admission = () => getTeamAdmission(env, `adm-${crypto.randomUUID()}`);
 const limits = (max_active = 2, max_depth = 10, ttl_ms = 60_000) => ({ max_active, max_depth, ttl_ms });

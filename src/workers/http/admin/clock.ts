@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
-import { requireAuth } from "../../../lib/auth";
+import { requireAuth } from "../../middleware/require-auth";
 import {
   CLOCK_EARLIEST_MS,
   CLOCK_LATEST_MS,
@@ -13,7 +13,7 @@ import {
 } from "../../../lib/clock";
 import { AppError } from "../../../lib/errors";
 import { appendEvent } from "../../../lib/events";
-import { validate } from "../../../lib/validation";
+import { validate } from "../../middleware/validate";
 import type { AppEnv } from "../../app-env";
 
 const clockChange = z.union([

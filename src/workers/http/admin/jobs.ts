@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
-import { requireAuth } from "../../../lib/auth";
+import { requireAuth } from "../../middleware/require-auth";
 import { notFound } from "../../../lib/errors";
-import { validate } from "../../../lib/validation";
+import { validate } from "../../middleware/validate";
 import { utilityPayload } from "../../../jobs/payloads";
 import { listAttempts } from "../../../jobs/outcomes";
 import { findJob, submitJob } from "../../../jobs/submit";

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
-import { requireAuth } from "../../../lib/auth";
-import { validate } from "../../../lib/validation";
+import { requireAuth } from "../../middleware/require-auth";
+import { validate } from "../../middleware/validate";
 import { isCouncilMember, nodePatch, nodeView, patchNode } from "../../../nodes/registry";
 import type { AppEnv } from "../../app-env";
 import { nodeIdSchema } from "../../../nodes/registry";

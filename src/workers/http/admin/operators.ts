@@ -2,11 +2,12 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
 import { OPERATOR_ROLES } from "../../../db/schema";
-import { requireAuth } from "../../../lib/auth";
+import { requireAuth } from "../../middleware/require-auth";
 import { credentialCursor, listCredentials, mintCredential, revokeCredential } from "../../../lib/credentials";
 import { appendEvent } from "../../../lib/events";
 import { keysetPageQuery } from "../../../lib/paging";
-import { label, validate } from "../../../lib/validation";
+import { label } from "../../../lib/validation";
+import { validate } from "../../middleware/validate";
 import type { AppEnv } from "../../app-env";
 
 const newOperator = z.strictObject({ name: label(100), role: z.enum(OPERATOR_ROLES) });

@@ -2,13 +2,14 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
 import type { credentials } from "../../../db/schema";
-import { getRunnerInbox, type RunnerActivity } from "../../../durable-objects/runner-inbox";
-import { requireAuth } from "../../../lib/auth";
+import { getRunnerInbox, type RunnerActivity } from "../../../durable-objects/runner-inbox-rpc";
+import { requireAuth } from "../../middleware/require-auth";
 import { credentialCursor, findCredential, listCredentials, mintCredential, revokeCredential } from "../../../lib/credentials";
 import { notFound } from "../../../lib/errors";
 import { appendEvent } from "../../../lib/events";
 import { keysetPageQuery } from "../../../lib/paging";
-import { label, validate } from "../../../lib/validation";
+import { label } from "../../../lib/validation";
+import { validate } from "../../middleware/validate";
 import type { AppEnv } from "../../app-env";
 
 const newRunner = z.strictObject({ name: label(100) });

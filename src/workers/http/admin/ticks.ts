@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { requireAuth } from "../../../lib/auth";
+import { requireAuth } from "../../middleware/require-auth";
 import { AppError } from "../../../lib/errors";
 import { appendEvent } from "../../../lib/events";
 import { getDb } from "../../../db/client";
-import { validate } from "../../../lib/validation";
+import { validate } from "../../middleware/validate";
 import type { AppEnv } from "../../app-env";
 import { TICK_NAMES, TICKS } from "../../cron/ticks";
 

@@ -1,10 +1,6 @@
 import { z } from "zod";
-import { soulForRun } from "../jobs/payloads";
-import { MEMBER_STAGE_KINDS } from "./budget";
-import { TEAM_RUNTIMES } from "./catalog";
-import { EFFORT_LEVELS } from "./effort";
-import { packetIdSchema } from "./packet";
-import { TEAM_ROLES } from "./settings";
+import { soulForRun } from "./payloads";
+import { EFFORT_LEVELS, MEMBER_STAGE_KINDS, packetIdSchema, TEAM_ROLES, TEAM_RUNTIMES } from "./team-vocabulary";
 
 /**
  * Queue messages are at most 128 KB with metadata (Cloudflare Queues limits); a stage payload stays

@@ -1,12 +1,12 @@
 import { and, eq, notInArray } from "drizzle-orm";
-import { getDb } from "../db/client";
-import { jobs } from "../db/schema";
-import { getRunnerInbox } from "../durable-objects/runner-inbox";
-import type { Env } from "../env";
-import { loadClock } from "../lib/clock";
-import { appendEvent } from "../lib/events";
-import { notifyOwner } from "../jobs/owner-handlers";
-import { dispatchMessage } from "./dispatch-message";
+import { getDb } from "../../db/client";
+import { jobs } from "../../db/schema";
+import { getRunnerInbox } from "../../durable-objects/runner-inbox-rpc";
+import type { Env } from "../../env";
+import { loadClock } from "../../lib/clock";
+import { appendEvent } from "../../lib/events";
+import { notifyOwner } from "../owner-handlers";
+import { dispatchMessage } from "../../queues/dispatch-message";
 
 /**
  * Dead letters of `dispatch`: the job never reached a runner inbox. Its record is marked dead with

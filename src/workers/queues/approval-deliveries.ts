@@ -1,14 +1,14 @@
-import { getDb, type Db } from "../db/client";
-import type { ApprovalChannel } from "../db/schema";
-import type { Env } from "../env";
-import { approvalsConfig, type ApprovalsConfig } from "../approvals/config";
-import { pollApproval } from "../approvals/broker";
-import { slackApprovalMessage, webhookApprovalBody, webhookSignature } from "../approvals/messages";
-import type { ApprovalView } from "../approvals/view";
-import { loadClock } from "../lib/clock";
-import { readSection } from "../lib/config";
-import { appendEvent } from "../lib/events";
-import { approvalDeliveryMessage, type ApprovalDeliveryMessage } from "./approval-delivery-message";
+import { getDb, type Db } from "../../db/client";
+import type { ApprovalChannel } from "../../db/schema";
+import type { Env } from "../../env";
+import { approvalsConfig, type ApprovalsConfig } from "../../approvals/config";
+import { pollApproval } from "../../approvals/broker";
+import { slackApprovalMessage, webhookApprovalBody, webhookSignature } from "../../approvals/messages";
+import type { ApprovalView } from "../../approvals/view";
+import { loadClock } from "../../lib/clock";
+import { readSection } from "../../lib/config";
+import { appendEvent } from "../../lib/events";
+import { approvalDeliveryMessage, type ApprovalDeliveryMessage } from "../../queues/approval-delivery-message";
 
 export type Fetcher = (input: string, init: RequestInit) => Promise<Response>;
 

@@ -1,11 +1,11 @@
-import { getDb } from "../db/client";
-import { getRunnerInbox } from "../durable-objects/runner-inbox";
-import type { Env } from "../env";
-import { loadClock } from "../lib/clock";
-import { readSectionCached } from "../lib/config";
-import { appendEvent } from "../lib/events";
-import { runnerConfig } from "../jobs/config";
-import { dispatchMessage, type DispatchMessage } from "./dispatch-message";
+import { getDb } from "../../db/client";
+import { getRunnerInbox } from "../../durable-objects/runner-inbox-rpc";
+import type { Env } from "../../env";
+import { loadClock } from "../../lib/clock";
+import { readSectionCached } from "../../lib/config";
+import { appendEvent } from "../../lib/events";
+import { runnerConfig } from "../../jobs/config";
+import { dispatchMessage, type DispatchMessage } from "../../queues/dispatch-message";
 
 /**
  * `dispatch` consumer: validates each message and puts the batch's jobs into the runner inbox in

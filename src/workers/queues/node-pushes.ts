@@ -1,8 +1,8 @@
-import { getDb } from "../db/client";
-import type { Env } from "../env";
-import { loadClock } from "../lib/clock";
-import { appendEvent } from "../lib/events";
-import { markPushFailed, nodePushMessage, pushEvent } from "../nodes/webhook";
+import { getDb } from "../../db/client";
+import type { Env } from "../../env";
+import { loadClock } from "../../lib/clock";
+import { appendEvent } from "../../lib/events";
+import { markPushFailed, nodePushMessage, pushEvent } from "../../nodes/webhook";
 
 /** Retry backoff in seconds: 5, 10, 20, 40, … capped at 5 minutes. */
 export function pushBackoffSeconds(attempts: number): number {

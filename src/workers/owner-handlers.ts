@@ -1,42 +1,22 @@
-import type { JobStatus } from "../db/schema";
-import type { Env } from "../env";
-import { onDispatchJobEnd } from "../tasks/dispatch/llm-select";
-import { onTeamStageJobEnd } from "../team/round-handler";
 import { councilProposalJobEnded, councilSessionJobEnded } from "../council/jobs";
-import { decompositionJobEnded } from "../projects/decompose";
-import { onReplyJobEnd } from "../conversations/replies";
-import { onReflectionJobEnd } from "../evolution/reflection-handler";
 import { onEvalJobEnd } from "../eval/run";
 import { onAeeJobEnd } from "../evolution/aee-run";
 import { onSettleJobEnd } from "../evolution/aee-settle";
 import { onGvuJobEnd } from "../evolution/gvu-round";
+import { onReflectionJobEnd } from "../evolution/reflection-handler";
 import { recordRunSoulGuard } from "../evolution/soul-guard";
-import type { OwnerKind } from "./owner-kinds";
-import type { JobError, JobOwner } from "./payloads";
-
-/** A job reached a terminal status; what its owner's handler is given. */
-export interface JobEnd {
-  job_id: string;
-  kind: string;
-  owner: JobOwner;
-  status: Extract<JobStatus, "completed" | "failed" | "dead">;
-  attempt: number;
-  at: string;
-  result?: Record<string, unknown>;
-  error?: JobError;
-  /** Why it ended that way (`not_retryable`, `lease_expired`, `no_runner`, `dispatch_failed`, …). */
-  reason?: string;
-}
+import { onReplyJobEnd } from "../conversations/replies";
+import type { Env } from "../env";
+import type { JobEnd, OwnerHandler } from "../jobs/job-end";
+import type { OwnerKind } from "../jobs/owner-kinds";
+import { decompositionJobEnded } from "../projects/decompose";
+import { onDispatchJobEnd } from "../tasks/dispatch/llm-select";
+import { onTeamStageJobEnd } from "../team/round-handler";
 
 /**
- * Runs at least once per terminal job, possibly concurrently with a repeat of itself: a handler
- * must be idempotent (a conditional update keyed by the job id). Throwing asks for a retry.
- */
-export type OwnerHandler = (env: Env, end: JobEnd) => Promise<void>;
-
-/**
- * One handler per owner kind, kept like TICKS and CONFIG_SECTIONS. A Map, so an owner kind read
- * from storage can never select a prototype property.
+ * One handler per owner kind, kept beside TICKS and CONFIG_SECTIONS: the composition root is the
+ * only place that knows every feature. A Map, so an owner kind read from storage can never select a
+ * prototype property.
  */
 export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<OwnerKind, OwnerHandler>([
   // Diagnostic jobs: the admin reads the outcome from GET /v1/admin/jobs/:id; nothing waits.
@@ -62,12 +42,6 @@ export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<Owne
   // A legacy GVU round's generator and judge (seed 003 §4.2): the round moves on.
   ["gvu_round", onGvuJobEnd],
 ]);
-
-export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);
-
-export function isJobEnd(status: JobStatus): status is JobEnd["status"] {
-  return TERMINAL_JOB_STATUSES.has(status);
-}
 
 /** Calls the owner's handler; an owner kind nobody handles is an error (retried, then recorded). */
 export async function notifyOwner(env: Env, end: JobEnd): Promise<void> {
