@@ -93,7 +93,7 @@ export const employeeTurnPayload = z.object({
 });
 export type EmployeeTurnPayload = z.infer<typeof employeeTurnPayload>;
 
-/** Who is told when a job completes, fails or dies (its handler in `owner-handlers.ts`). */
+/** Who is told when a job completes, fails or dies (its handler in `src/workers/owner-handlers.ts`). */
 export const jobOwner = z.object({
   kind: z.enum(OWNER_KINDS),
   id: z.string().min(1).max(200),
