@@ -83,7 +83,10 @@ async function openSessions(product, env, nodes, count) {
     const view = await product.api(`/v1/council/sessions/${res.body.session_id}`);
     // Everyone but one member posts, so no session completes diverge during the run.
     const seats = view.body.members.filter((m) => m.role !== "proposer").map((m) => m.node_id);
-    for (const poster of [proposers[i], ...seats.slice(1).map((id) => byId.get(id))]) pairs.push({ session: res.body.session_id, poster });
+    // A seat may go to a node another benchmark registered on the same Worker (smoke runs share one):
+    // only the nodes seeded here have tokens this benchmark knows.
+    for (const poster of [proposers[i], ...seats.slice(1).map((id) => byId.get(id))])
+      if (poster) pairs.push({ session: res.body.session_id, poster });
   }
   return pairs;
 }
