@@ -16,7 +16,6 @@ import type { CaseResult } from "./aee-measure";
 import type { RecordedTranscript } from "./aee-gate";
 import { playbookForCase } from "./aee-prompts";
 import type { RoundState } from "./aee-round";
-import { effectiveEvolution, evolutionConfig, type EvolutionConfig } from "./config";
 import { isLive, type PlaybookEntry } from "./playbook";
 import type { RoundSummary } from "./stagnation";
 import type { DriftLedger } from "./commit-gate";
@@ -57,10 +56,6 @@ export function suitesOrThrow(): Suite[] {
   const suites = bundledSuites();
   if (!suites) throw new NoSuitesError("the shipped eval suites do not load");
   return suites;
-}
-
-export async function employeeEvolutionConfig(db: Db, employee: EmployeeRow): Promise<EvolutionConfig> {
-  return effectiveEvolution(await readSection(db, evolutionConfig), employee.config?.evolution);
 }
 
 export async function planFor(db: Db, employee: EmployeeRow, cases: string[]): Promise<RoundPlan> {

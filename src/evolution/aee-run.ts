@@ -1,16 +1,7 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../db/client";
-import { guarded } from "../db/guard";
-import {
-  aeeJobs,
-  aeeRejections,
-  aeeRounds,
-  evolutionRequests,
-  type AeeRoundRow,
-  type EmployeeRow,
-  type EvolutionRequestRow,
-} from "../db/schema";
+import { aeeJobs, aeeRejections, aeeRounds, type AeeRoundRow, type EmployeeRow, type EvolutionRequestRow } from "../db/schema";
 import { getAgentLock } from "../durable-objects/agent-lock-rpc";
 import { getEvolutionSemaphore } from "../durable-objects/evolution-semaphore-rpc";
 import type { Env } from "../env";
@@ -30,7 +21,6 @@ import {
   caseTimeoutMs,
   caseTitle,
   dispatchAll,
-  employeeEvolutionConfig,
   isRoundConflict,
   modelJob,
   planFor,
@@ -46,6 +36,7 @@ import {
   type NewRoundJob,
   type RoundPlan,
 } from "./aee-context";
+import { employeeEvolutionConfig } from "./config";
 import { commitAccepted, finishAbandoned } from "./aee-commit";
 import type { GateContext } from "./aee-gate";
 import { uncoveredCases } from "./aee-intent";
@@ -67,7 +58,7 @@ import { loadPlaybook } from "./playbook-store";
 import { loadContract, loadSoul } from "./soul-store";
 import { detectStagnation } from "./stagnation";
 import { capacityReport } from "./sweep";
-import { endRequest } from "./triggers";
+import { acceptedEmergencies, endRequest, isRequestTaken, takeRequest } from "./triggers";
 
 /**
  * The AEE round orchestrator (seed 003 §12.5 run.rs), around the pure round of aee-round.ts. An
@@ -96,27 +87,15 @@ export type StartOutcome =
 /** Accepted emergency requests on the AEE path become rounds, oldest first. */
 export async function startRounds(env: Env, now: Date, limit = 20): Promise<StartOutcome[]> {
   const db = getDb(env.DB);
-  const requests = await db
-    .select()
-    .from(evolutionRequests)
-    .where(and(eq(evolutionRequests.kind, "emergency_evolution"), eq(evolutionRequests.status, "accepted")))
-    .orderBy(asc(evolutionRequests.createdAt))
-    .limit(limit)
-    .all();
+  const requests = await acceptedEmergencies(db, limit);
   const out: StartOutcome[] = [];
   for (const req of requests) out.push(await startRoundFor(env, db, req, now));
   return out;
 }
 
-const requestTaken = (db: Db, id: string) =>
-  db
-    .update(evolutionRequests)
-    .set({ status: sql`${guarded(sql`${evolutionRequests.status} = 'accepted'`, "running")}` })
-    .where(eq(evolutionRequests.id, id));
-
 async function failRequest(env: Env, db: Db, req: EvolutionRequestRow, reason: string, now: Date): Promise<StartOutcome> {
   try {
-    await db.batch(batchOf([requestTaken(db, req.id)]));
+    await db.batch(batchOf([takeRequest(db, req.id)]));
   } catch {
     return { request_id: req.id, outcome: "taken" };
   }
@@ -155,12 +134,7 @@ async function startRoundFor(env: Env, db: Db, req: EvolutionRequestRow, now: Da
     return await beginRound(env, db, req, employee, cfg, now);
   } catch (err) {
     await letGo();
-    if (
-      isRoundConflict(err) ||
-      String(err).includes("evolution_requests.status") ||
-      String((err as Error)?.cause ?? "").includes("evolution_requests.status")
-    )
-      return { request_id: req.id, outcome: "taken" };
+    if (isRoundConflict(err) || isRequestTaken(err)) return { request_id: req.id, outcome: "taken" };
     throw err;
   }
 }
@@ -213,7 +187,7 @@ async function beginRound(
   if (state.phase === "skipped") {
     await db.batch(
       batchOf([
-        requestTaken(db, req.id),
+        takeRequest(db, req.id),
         db.insert(aeeRounds).values({ ...base, status: "skipped", step: "done", endReason: "no_material", endedAt: at }),
         appendEvent(
           db,
@@ -232,7 +206,7 @@ async function beginRound(
   );
   await db.batch(
     batchOf([
-      requestTaken(db, req.id),
+      takeRequest(db, req.id),
       db.insert(aeeRounds).values({ ...base, status: "running", step: "champion_cases" }),
       ...jobs.flatMap((j) => j.statements),
       appendEvent(

@@ -8,16 +8,8 @@ import { loadClock } from "../lib/clock";
 import { appendEvent } from "../lib/events";
 import type { JobEnd } from "../jobs/job-end";
 import { findEmployee } from "../tasks/employees";
-import {
-  batchOf,
-  caseJob,
-  caseResultsOf,
-  caseTimeoutMs,
-  dispatchAll,
-  employeeEvolutionConfig,
-  stepJobs,
-  suitesOrThrow,
-} from "./aee-context";
+import { batchOf, caseJob, caseResultsOf, caseTimeoutMs, dispatchAll, stepJobs, suitesOrThrow } from "./aee-context";
+import { employeeEvolutionConfig } from "./config";
 import { endOrphanedRequests, resolvePendingCommits } from "./aee-commit";
 import { advanceRound, recordJobEnd, startRounds } from "./aee-run";
 import type { CaseResult } from "./aee-measure";

@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { defineConfigSection } from "../lib/config";
+import type { Db } from "../db/client";
+import type { EmployeeRow } from "../db/schema";
+import { defineConfigSection, readSection } from "../lib/config";
 
 /**
  * `[evolution]` (seed 003 §7 and §12.7): the keys and defaults of the seed's agent.toml section. Set
@@ -80,3 +82,8 @@ export function effectiveEvolution(global: EvolutionConfig, own: unknown): Evolu
  * the cognitive memory layer is always resident, and the seed refuses writes to it.
  */
 export const TOGGLEABLE = ["gvu_enabled", "skill_auto_activate", "skill_security_scan", "legacy_soul_evolution"] as const;
+
+/** An employee's effective `[evolution]`, read now: the global section with its own keys over it. */
+export async function employeeEvolutionConfig(db: Db, employee: Pick<EmployeeRow, "config">): Promise<EvolutionConfig> {
+  return effectiveEvolution(await readSection(db, evolutionConfig), employee.config?.evolution);
+}

@@ -8,10 +8,11 @@ import { gvuRounds, type EmployeeRow, type GvuRoundRow, type GvuRoundStatus } fr
 import type { Env } from "../env";
 import { appendEvent } from "../lib/events";
 import { findEmployee } from "../tasks/employees";
+import { employeeEvolutionConfig } from "./config";
 import type { Contract } from "./contract";
 import { buildAppliedSoul } from "./gvu-loop";
 import { versionMetrics } from "./gvu-metrics";
-import { employeeConfig, finishRound, guardedBatch, isRoundMoved, roundStep } from "./gvu-round-store";
+import { finishRound, guardedBatch, isRoundMoved, roundStep } from "./gvu-round-store";
 import type { GeneratorOutput, SoulVersionSummary } from "./gvu-types";
 import type { VerificationResult } from "./gvu-verify";
 import { observationEnd } from "./observation";
@@ -89,7 +90,7 @@ function approvalStep(
 
 /** A passing generation: applied now, or a `soul_change` approval first. */
 export async function applyOrAskApproval(env: Env, db: Db, a: ApplyInput, now: Date): Promise<void> {
-  const cfg = await employeeConfig(db, a.employee);
+  const cfg = await employeeEvolutionConfig(db, a.employee);
   const built = buildAppliedSoul(a.inputs.soul.content, a.proposal.proposed_changes);
   const more = { attempts: a.attempts, generations: a.generations, extra: a.extra };
   if (!gvuMayWriteSoul(cfg))
@@ -380,7 +381,7 @@ async function resolveOne(env: Env, db: Db, round: GvuRoundRow, now: Date): Prom
     await discard(db, round, "failed", now, { detail: `approval_${check.reason}` });
     return "failed";
   }
-  const cfg = await employeeConfig(db, employee);
+  const cfg = await employeeEvolutionConfig(db, employee);
   // Approved while the employee was on the legacy path, which it has left since: the SOUL is read-only again.
   if (!gvuMayWriteSoul(cfg)) {
     await discard(db, round, "legacy_path_off", now);

@@ -2,11 +2,9 @@ import { eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { guarded, isGuardFailure } from "../db/guard";
-import { gvuRounds, type EmployeeRow, type GvuRoundRow, type GvuRoundStatus } from "../db/schema";
+import { gvuRounds, type GvuRoundRow, type GvuRoundStatus } from "../db/schema";
 import type { Env } from "../env";
-import { readSection } from "../lib/config";
 import { appendEvent } from "../lib/events";
-import { effectiveEvolution, evolutionConfig, type EvolutionConfig } from "./config";
 import { endRequest } from "./triggers";
 
 /**
@@ -14,9 +12,6 @@ import { endRequest } from "./triggers";
  * the job it names), shared by the round (gvu-round.ts) and the apply step (gvu-apply.ts), which
  * import each other's work through here instead of through each other.
  */
-export async function employeeConfig(db: Db, employee: EmployeeRow): Promise<EvolutionConfig> {
-  return effectiveEvolution(await readSection(db, evolutionConfig), employee.config?.evolution);
-}
 
 export function findRound(db: Db, id: string) {
   return db.select().from(gvuRounds).where(eq(gvuRounds.id, id)).get();

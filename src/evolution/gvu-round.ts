@@ -1,14 +1,6 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { getDb, type Db } from "../db/client";
-import { guarded, isGuardFailure } from "../db/guard";
-import {
-  evolutionRequests,
-  gvuRounds,
-  type EmployeeRow,
-  type EvolutionRequestRow,
-  type GvuRoundRow,
-  type GvuRoundStatus,
-} from "../db/schema";
+import { gvuRounds, type EmployeeRow, type EvolutionRequestRow, type GvuRoundRow, type GvuRoundStatus } from "../db/schema";
 import { getAgentLock } from "../durable-objects/agent-lock-rpc";
 import { getEvolutionSemaphore } from "../durable-objects/evolution-semaphore-rpc";
 import type { Env } from "../env";
@@ -22,7 +14,7 @@ import { utilityPayload } from "../jobs/payloads";
 import { dispatchJob, prepareJob, type PreparedJob } from "../jobs/submit";
 import { loadClock } from "../lib/clock";
 import { findEmployee } from "../tasks/employees";
-import type { EvolutionConfig } from "./config";
+import { employeeEvolutionConfig, type EvolutionConfig } from "./config";
 import type { Contract } from "./contract";
 import { gvuPrecheck, onGeneration, startGvuLoop, type GvuLoopState } from "./gvu-loop";
 import { versionSummaries } from "./gvu-metrics";
@@ -37,10 +29,10 @@ import {
   type VerifyInput,
 } from "./gvu-verify";
 import { applyOrAskApproval } from "./gvu-apply";
-import { employeeConfig, findRound, finishRound, guardedBatch, roundStep } from "./gvu-round-store";
+import { findRound, finishRound, guardedBatch, roundStep } from "./gvu-round-store";
 import { listSoulVersions, loadContract, loadSoul, type CurrentSoul } from "./soul-store";
 import { gvuMayWriteSoul } from "./soul-run";
-import { endRequest } from "./triggers";
+import { acceptedEmergencies, endRequest, isRequestTaken, takeRequest } from "./triggers";
 
 /**
  * The legacy GVU round (seed 003 §4.2; issue 23 item 4), run on `[evolution] legacy_soul_evolution =
@@ -103,32 +95,17 @@ export type GvuStartOutcome =
 /** Accepted emergency requests of employees on the legacy path become GVU rounds, oldest first. */
 export async function startGvuRounds(env: Env, now: Date, limit = 20): Promise<GvuStartOutcome[]> {
   const db = getDb(env.DB);
-  const requests = await db
-    .select()
-    .from(evolutionRequests)
-    .where(and(eq(evolutionRequests.kind, "emergency_evolution"), eq(evolutionRequests.status, "accepted")))
-    .orderBy(asc(evolutionRequests.createdAt))
-    .limit(limit)
-    .all();
+  const requests = await acceptedEmergencies(db, limit);
   const out: GvuStartOutcome[] = [];
   for (const req of requests) out.push(await startFor(env, db, req, now));
   return out;
 }
 
-/** The request moves accepted → running in the batch that starts (or skips) its round; anyone else's move aborts the batch. */
-const requestTaken = (db: Db, id: string) =>
-  db
-    .update(evolutionRequests)
-    .set({ status: sql`${guarded(sql`${evolutionRequests.status} = 'accepted'`, "running")}` })
-    .where(eq(evolutionRequests.id, id));
-
-const isTaken = (err: unknown) => isGuardFailure(err, "evolution_requests.status");
-
 async function startFor(env: Env, db: Db, req: EvolutionRequestRow, now: Date): Promise<GvuStartOutcome> {
   const employee = await findEmployee(db, req.agentId);
   // An unknown employee is the AEE orchestrator's to record (it takes every request not on the legacy path).
   if (!employee) return { request_id: req.id, outcome: "aee_path" };
-  const cfg = await employeeConfig(db, employee);
+  const cfg = await employeeEvolutionConfig(db, employee);
   if (!cfg.legacy_soul_evolution) return { request_id: req.id, outcome: "aee_path" };
   const active = await db
     .select({ id: gvuRounds.id, status: gvuRounds.status })
@@ -171,7 +148,7 @@ async function startFor(env: Env, db: Db, req: EvolutionRequestRow, now: Date): 
     return await beginRound(env, db, req, employee, soul, cfg, now);
   } catch (err) {
     await letGo();
-    if (isTaken(err)) return { request_id: req.id, outcome: "taken" };
+    if (isRequestTaken(err)) return { request_id: req.id, outcome: "taken" };
     throw err;
   }
 }
@@ -191,7 +168,7 @@ async function skipRound(
   const at = now.toISOString();
   try {
     await db.batch([
-      requestTaken(db, req.id),
+      takeRequest(db, req.id),
       db.insert(gvuRounds).values({
         id: roundId,
         employeeId: req.agentId,
@@ -218,7 +195,7 @@ async function skipRound(
       ),
     ]);
   } catch (err) {
-    if (isTaken(err)) return { request_id: req.id, outcome: "taken" };
+    if (isRequestTaken(err)) return { request_id: req.id, outcome: "taken" };
     throw err;
   }
   await endRequest(env, req.id, { status: status === "skipped" ? "done" : "failed", reason: `${status}_${reason}` }, now);
@@ -278,7 +255,7 @@ async function beginRound(
   if (!job) return skipRound(env, db, req, soul, cfg, "prompt_too_large", now, "failed");
   const at = now.toISOString();
   await db.batch([
-    requestTaken(db, req.id),
+    takeRequest(db, req.id),
     db.insert(gvuRounds).values({
       id: roundId,
       employeeId: req.agentId,
@@ -348,7 +325,7 @@ export async function advanceRound(env: Env, end: JobEnd, now: Date): Promise<vo
   if (!round || round.pendingJobId !== end.job_id || !ACTIVE.includes(round.status)) return;
   const employee = await findEmployee(db, round.employeeId);
   const inputs = await roundInputs(db, round.employeeId);
-  const cfg = employee ? await employeeConfig(db, employee) : null;
+  const cfg = employee ? await employeeEvolutionConfig(db, employee) : null;
   if (cfg) {
     // Still working: the lease on the lock and slot runs on.
     await Promise.all([

@@ -1,7 +1,8 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../db/client";
-import { evolutionRequests, type EmployeeRow } from "../db/schema";
+import { guarded, isGuardFailure } from "../db/guard";
+import { evolutionRequests, type EmployeeRow, type EvolutionRequestRow } from "../db/schema";
 import { getAgentLock } from "../durable-objects/agent-lock-rpc";
 import { getEvolutionSemaphore } from "../durable-objects/evolution-semaphore-rpc";
 import type { Env } from "../env";
@@ -186,6 +187,27 @@ function reflectionJob(db: Db, employee: EmployeeRow, requestId: string, context
   });
   return prepareJob(db, { kind: "utility", payload, owner: { kind: "evolution_request", id: requestId } }, now);
 }
+
+/** Accepted emergency requests, oldest first: each evolution path (AEE, legacy GVU) takes its own employees' ones. */
+export function acceptedEmergencies(db: Db, limit: number): Promise<EvolutionRequestRow[]> {
+  return db
+    .select()
+    .from(evolutionRequests)
+    .where(and(eq(evolutionRequests.kind, "emergency_evolution"), eq(evolutionRequests.status, "accepted")))
+    .orderBy(asc(evolutionRequests.createdAt))
+    .limit(limit)
+    .all();
+}
+
+/** The request moves accepted → running in the batch that starts (or skips) its round; anyone else's move aborts the batch. */
+export const takeRequest = (db: Db, id: string) =>
+  db
+    .update(evolutionRequests)
+    .set({ status: sql`${guarded(sql`${evolutionRequests.status} = 'accepted'`, "running")}` })
+    .where(eq(evolutionRequests.id, id));
+
+/** The batch aborted because another round (or path) took the request first. */
+export const isRequestTaken = (err: unknown) => isGuardFailure(err, "evolution_requests.status");
 
 /** A request's run ended: recorded once, and its lock and slot given back. */
 export async function endRequest(
