@@ -105,6 +105,11 @@ export const FAILURE_CODES = [
    * codex brings its own): re-running on the same runtime cannot change that.
    */
   "sandbox_unavailable",
+  /**
+   * A utility job names an isolated workspace (issue 22, the 2×2's verifier) that is not on this
+   * runner: its arm never ran here, or the janitor removed it. Re-running cannot bring it back.
+   */
+  "workspace_missing",
 ] as const;
 export type FailureCode = (typeof FAILURE_CODES)[number];
 

@@ -3,9 +3,14 @@
  * after anything else; marked (and orphaned) dirs are swept once older than the Worker's
  * keep_failed_work_hours, first after the first lease response (which carries the setting), then
  * every sweep interval. The same sweep removes any `<home>/eval/<job>/` dir of a job not running
- * (an eval_case job removes its own; one left over belongs to a runner that was killed).
+ * (an eval_case job removes its own; one left over belongs to a runner that was killed), and every
+ * isolated workspace `<home>/eval-workspaces/<key>/` (issue 22, an eval arm's) unused for 7 days:
+ * a dedicated age, not keep_failed_work_hours, because an arm's workspace is what its verifier job
+ * (queued after the arm's whole round) reads, and what an operator opens to see why the arm failed;
+ * one a running job of this runner uses is never removed (eval/isolated-workspace.ts).
  */
 import { basename } from "node:path";
+import { sweepIsolatedWorkspaces } from "./eval/isolated-workspace.ts";
 import { sweepEvalDirs } from "./eval/workspace.ts";
 import type { Logger } from "./logger.ts";
 import { EMPLOYEE_IDENTITY_FILE } from "./members/employee-mcp.ts";
@@ -57,6 +62,11 @@ export function createWorkJanitor(options: {
         await sweepEvalDirs(home, { isRunning: (name) => busy.has(name), logger });
       } catch (err) {
         logger.warn("eval.sweep_failed", { error: err });
+      }
+      try {
+        await sweepIsolatedWorkspaces(home, { nowMs: now(), logger });
+      } catch (err) {
+        logger.warn("eval_workspace.sweep_failed", { error: err });
       }
     })().finally(() => (sweeping = undefined));
     return sweeping;

@@ -1,8 +1,8 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { z } from "zod";
 import { getDb, type Db } from "../db/client";
-import { evalJobs, evalMatrix, evalRuns, jobs, type EvalJobRow, type EvalRunRow } from "../db/schema";
+import { evalJobs, evalMatrix, evalRuns, jobs, tasks, type EvalJobRow, type EvalRunRow } from "../db/schema";
 import type { Env } from "../env";
 import { readSection } from "../lib/config";
 import { AppError, notFound } from "../lib/errors";
@@ -25,6 +25,18 @@ import { caseJobPayload, scoreCaseRun } from "./case-job";
 import { achievedMde } from "./stats";
 import { loadSuites, type EvalCase, type Suite } from "./suites";
 import { parseVerifierReply } from "./verifier-reply";
+import {
+  ARMS,
+  armOf,
+  armRound,
+  armVerifierJob,
+  checkTeamArms,
+  openArm,
+  scoreArm,
+  teamArmRuns,
+  type ArmDetail,
+  type TeamArmsRequest,
+} from "./team-arms";
 
 /**
  * A capability-matrix measurement end to end (issue 22): the request is checked whole (suites, models,
@@ -39,10 +51,11 @@ const modelRef = z.strictObject({ runtime: z.enum(RUNTIMES), model: label(200) }
 
 export const matrixRequest = z
   .strictObject({
+    /** `planner` is measured only by the team 2×2 (`team_2x2`): a lone planner reply is never scored. */
     roles: z
-      .array(z.enum(MEASURED_ROLES))
+      .array(z.enum([...MEASURED_ROLES, "planner"]))
       .min(1)
-      .max(2)
+      .max(3)
       .default([...MEASURED_ROLES]),
     /** Domains (suite directories) to run; default every shipped suite. */
     suites: z
@@ -69,17 +82,29 @@ export const matrixRequest = z
         pass_line: z.number().gt(0).lt(1).optional(),
       })
       .optional(),
-    /** An employee whose tools the executor runs get (default: the default tool set). */
+    /** An employee whose tools the executor runs get (default: the default tool set); the 2×2's team. */
     employee_id: z.string().min(1).max(64).optional(),
+    /**
+     * The team 2×2 (role `planner`): per case with a `team_acceptance`, four team rounds of the
+     * employee (planner weak/strong × executor weak/strong, the `compare` models), each judged by this
+     * fixed verifier, which must be neither of them.
+     */
+    team_2x2: z.strictObject({ verifier: modelRef }).optional(),
   })
   .refine((b) => b.models !== undefined || b.compare !== undefined, {
     message: "name the models to measure, or a weak/strong compare",
     path: ["models"],
+  })
+  .refine((b) => b.roles.includes("planner") === (b.team_2x2 !== undefined), {
+    message: "the planner is measured only through the team 2×2: role planner and team_2x2 go together",
+    path: ["team_2x2"],
   });
 export type MatrixRequest = z.infer<typeof matrixRequest>;
 
 interface PlannedRun {
-  role: "executor" | "verifier";
+  role: "executor" | "verifier" | "team_arm";
+  /** A team arm's planner and executor strengths. */
+  arm?: ArmDetail;
   runtime: string;
   model: string;
   domain: string;
@@ -133,8 +158,15 @@ export async function startRun(env: Env, db: Db, body: MatrixRequest, actor: str
   const cfg = await readSection(db, evalConfig);
   if (body.employee_id && !(await findEmployee(db, body.employee_id))) throw notFound(`employee ${body.employee_id}`);
   const models = dedupe([...(body.models ?? []), ...(body.compare ? [body.compare.weak, body.compare.strong] : [])]);
+  if (body.team_2x2)
+    checkTeamArms({
+      ...body.team_2x2,
+      ...(body.compare ? { compare: body.compare } : {}),
+      ...(body.employee_id ? { employee_id: body.employee_id } : {}),
+    });
   if (body.budget_usd !== undefined) {
-    const unpriced = models.filter((m) => reservationUsd(cfg, m.model) === null).map((m) => m.model);
+    const priced = body.team_2x2 ? dedupe([...models, body.team_2x2.verifier]) : models;
+    const unpriced = priced.filter((m) => reservationUsd(cfg, m.model) === null).map((m) => m.model);
     if (unpriced.length) {
       throw new AppError(
         "validation_failed",
@@ -159,6 +191,7 @@ export async function startRun(env: Env, db: Db, body: MatrixRequest, actor: str
   const planned: PlannedRun[] = [];
   const cellSizes: { domain: string; role: string; runtime: string; model: string; n: number }[] = [];
   for (const role of body.roles) {
+    if (role === "planner") continue;
     for (const m of models) {
       for (const suite of suites) {
         const cases = suite.cases.filter((c) => wantedCase(c) && (role === "executor" || c.transcript !== undefined));
@@ -170,6 +203,29 @@ export async function startRun(env: Env, db: Db, body: MatrixRequest, actor: str
       }
     }
   }
+  let teamRows: number | undefined;
+  if (body.team_2x2 && body.compare) {
+    const cases = suites.flatMap((s) => s.cases.filter((c) => wantedCase(c) && c.team_acceptance !== undefined));
+    if (cases.length === 0)
+      throw new AppError("validation_failed", "no case asked for declares a team_acceptance, which the team 2×2 is judged on", {
+        errors: [{ path: "team_2x2", message: "no case with team_acceptance" }],
+      });
+    teamRows = cases.length;
+    for (const c of cases)
+      for (let r = 1; r <= body.k; r++)
+        for (const arm of ARMS) {
+          const planner = arm.planner === "weak" ? body.compare.weak : body.compare.strong;
+          planned.push({
+            role: "team_arm",
+            arm,
+            runtime: planner.runtime,
+            model: planner.model,
+            domain: c.domain,
+            caseId: c.id,
+            repeat: r,
+          });
+        }
+  }
   if (planned.length === 0)
     throw new AppError("validation_failed", "nothing to run: no case fits the roles asked for", {
       errors: [{ path: "roles", message: "no case" }],
@@ -180,7 +236,18 @@ export async function startRun(env: Env, db: Db, body: MatrixRequest, actor: str
     });
   const runId = newId("evr");
   const at = now.toISOString();
-  const resolution = declaredResolution(design, cellSizes);
+  const resolution = {
+    ...declaredResolution(design, cellSizes),
+    // The 2×2's difference φ_planner − φ_executor per case lies in [−1, 1]: its SD is at most 1.
+    ...(teamRows !== undefined
+      ? {
+          team_2x2: {
+            rows: teamRows,
+            achievable_mde: teamRows > 1 ? achievedMde(1 / Math.sqrt(teamRows - 1), design.alpha, design.power) : null,
+          },
+        }
+      : {}),
+  };
   const rows = planned.map((p, i) => ({
     runId,
     seq: i + 1,
@@ -191,6 +258,7 @@ export async function startRun(env: Env, db: Db, body: MatrixRequest, actor: str
     caseId: p.caseId,
     repeat: p.repeat,
     status: "pending" as const,
+    ...(p.arm ? { detail: { planner: p.arm.planner, executor: p.arm.executor } } : {}),
     updatedAt: at,
   }));
   // D1 binds at most 100 parameters per statement: rows go in chunks.
@@ -318,10 +386,14 @@ export async function dispatchMore(env: Env, runId: string, now: Date): Promise<
       .limit(1)
       .get();
     if (!next) return;
-    const reserve = reservationUsd(cfg, next.model);
+    const reserve = reservationOf(cfg, run, next);
     if (run.budgetUsd !== null && (reserve === null || Number(counts?.held ?? 0) + reserve > run.budgetUsd)) {
       await stop(env, runId, "budget", now);
       return;
+    }
+    if (next.role === "team_arm") {
+      if ((await openNextArm(env, run, next, suites, reserve, cfg.parallel, now)) === "stop") return;
+      continue;
     }
     const job = await jobFor(db, run, next, suites, cfg);
     if (!job) {
@@ -394,6 +466,180 @@ function jobRowOf(jobId: string, kind: string, payload: { runtime: string }, run
   };
 }
 
+/** What a run holds of the budget while it runs: a team arm, its planner, executor and verifier. */
+function reservationOf(cfg: EvalConfig, run: EvalRunRow, row: EvalJobRow): number | null {
+  if (row.role !== "team_arm") return reservationUsd(cfg, row.model);
+  const request = run.request as unknown as MatrixRequest;
+  if (!request.compare || !request.team_2x2) return null;
+  const arm = armOf(row);
+  const parts = [
+    reservationUsd(cfg, (arm.planner === "weak" ? request.compare.weak : request.compare.strong).model),
+    reservationUsd(cfg, (arm.executor === "weak" ? request.compare.weak : request.compare.strong).model),
+    reservationUsd(cfg, request.team_2x2.verifier.model),
+  ];
+  return parts.some((p) => p === null) ? null : parts.reduce<number>((sum, p) => sum + p!, 0);
+}
+
+const teamRequest = (run: EvalRunRow): TeamArmsRequest | null => {
+  const r = run.request as unknown as MatrixRequest;
+  return r.compare && r.team_2x2 && r.employee_id
+    ? { compare: r.compare, verifier: r.team_2x2.verifier, employee_id: r.employee_id }
+    : null;
+};
+
+/**
+ * A pending arm takes its slot (the same guarded claim as a job: still pending, under `parallel`),
+ * then its round is opened. A dispatch guard that refuses for now gives the slot back (the `eval`
+ * tick tries again); an arm whose team cannot form ends unscored, with why.
+ */
+async function openNextArm(
+  env: Env,
+  run: EvalRunRow,
+  row: EvalJobRow,
+  suites: readonly Suite[],
+  reserve: number | null,
+  parallel: number,
+  now: Date,
+): Promise<"stop" | "next"> {
+  const db = getDb(env.DB);
+  const at = now.toISOString();
+  const arm = armOf(row);
+  const c = caseOf(suites, row.domain, row.caseId);
+  const request = teamRequest(run);
+  const where = and(eq(evalJobs.runId, run.id), eq(evalJobs.seq, row.seq));
+  if (!c || !request) {
+    await db
+      .update(evalJobs)
+      .set({ status: "skipped", detail: { ...arm, reason: c ? "request_incomplete" : "case_gone" }, updatedAt: at })
+      .where(and(where, eq(evalJobs.status, "pending")));
+    return "next";
+  }
+  const [claimed] = await db.batch([
+    db
+      .update(evalJobs)
+      .set({ status: "dispatched", reserveUsd: reserve, detail: { ...arm, phase: "round" }, updatedAt: at })
+      .where(
+        and(
+          where,
+          eq(evalJobs.status, "pending"),
+          sql`(SELECT COUNT(*) FROM ${evalJobs} e2 WHERE e2.run_id = ${run.id} AND e2.status = 'dispatched') < ${parallel}`,
+        ),
+      )
+      .returning({ seq: evalJobs.seq }),
+  ]);
+  if (claimed.length === 0) return "stop"; // another dispatcher took the slot or the row
+  const opened = await openArm(env, db, { runId: run.id, row, case: c, request, actor: run.createdBy }, now);
+  if (opened.kind === "retry") {
+    await db
+      .update(evalJobs)
+      .set({ status: "pending", reserveUsd: null, detail: { ...arm }, updatedAt: at })
+      .where(and(where, eq(evalJobs.status, "dispatched"), isNull(evalJobs.jobId)));
+    return "stop";
+  }
+  const detail: ArmDetail =
+    opened.kind === "opened" ? { ...arm, phase: "round", task_id: opened.task_id } : { ...arm, reason: opened.reason };
+  await db
+    .update(evalJobs)
+    .set(
+      opened.kind === "opened"
+        ? { detail: detail as unknown as Record<string, unknown>, updatedAt: at }
+        : { status: "done", verdict: "unscored", detail: { ...detail, detail: opened.detail }, updatedAt: at },
+    )
+    .where(and(where, eq(evalJobs.status, "dispatched")));
+  if (opened.kind === "opened") await advanceArm(env, run, { ...row, detail: detail as unknown as Record<string, unknown> }, suites, now);
+  return "next";
+}
+
+/**
+ * An arm whose round is over gets its fixed verifier: one `utility` job reading the arm's isolated
+ * workspace. Guarded on the row still waiting for it (no job yet), so the tick and a job's end
+ * racing here queue one verifier. A round that never ran members is not judged: the workspace would
+ * show nothing the arm did.
+ */
+async function advanceArm(env: Env, run: EvalRunRow, row: EvalJobRow, suites: readonly Suite[], now: Date): Promise<boolean> {
+  const db = getDb(env.DB);
+  const arm = armOf(row);
+  if (arm.phase !== "round" || !arm.task_id || row.jobId) return false;
+  const task = await db.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, arm.task_id)).get();
+  if (task?.status === "assigned") return false;
+  const at = now.toISOString();
+  const where = and(eq(evalJobs.runId, run.id), eq(evalJobs.seq, row.seq), eq(evalJobs.status, "dispatched"), isNull(evalJobs.jobId));
+  const round = await armRound(db, arm.task_id);
+  const settled = {
+    status: task?.status ?? "gone",
+    ...(round.phase ? { phase: round.phase } : {}),
+    ...(round.reason ? { reason: round.reason } : {}),
+  };
+  const c = caseOf(suites, row.domain, row.caseId);
+  const request = teamRequest(run);
+  if (!round.ran || !c || !request) {
+    const reason = !round.ran ? "round_not_run" : c ? "request_incomplete" : "case_gone";
+    await db
+      .update(evalJobs)
+      .set({ status: "done", verdict: "unscored", detail: { ...arm, round: settled, reason }, updatedAt: at })
+      .where(where);
+    return true;
+  }
+  const cfg = await readSection(db, evalConfig);
+  const payload = armVerifierJob(run.id, row, c, request.verifier, cfg.case_timeout_ms);
+  const prepared = prepareJob(db, { kind: "utility", payload, owner: { kind: "eval_run", id: run.id } }, now);
+  const waiting = sql`EXISTS (SELECT 1 FROM ${evalJobs} WHERE ${evalJobs.runId} = ${run.id} AND ${evalJobs.seq} = ${row.seq} AND ${evalJobs.status} = 'dispatched' AND ${evalJobs.jobId} IS NULL)`;
+  const [, , claimed] = await db.batch([
+    insertWhere(db, jobs, jobRowOf(prepared.jobId, "utility", payload, run.id, now), waiting),
+    appendEventWhere(
+      db,
+      {
+        type: "job.queued",
+        subject: prepared.jobId,
+        payload: { job_id: prepared.jobId, kind: "utility", runtime: payload.runtime, owner: { kind: "eval_run", id: run.id } },
+        dedupeKey: `job:${prepared.jobId}:queued`,
+      },
+      now,
+      waiting,
+    ),
+    db
+      .update(evalJobs)
+      .set({ jobId: prepared.jobId, detail: { ...arm, phase: "verify", round: settled }, updatedAt: at })
+      .where(where),
+  ]);
+  if (rowsChanged(claimed) === 0) return false;
+  try {
+    await dispatchJob(env, prepared.message);
+  } catch (err) {
+    console.error(`eval: run ${run.id} arm ${row.seq} verifier ${prepared.jobId} could not be queued`, err);
+    await recordEnd(
+      env,
+      prepared.jobId,
+      { status: "failed", error: { code: "dispatch_failed", message: "the dispatch queue refused the job" } },
+      now,
+    );
+  }
+  return true;
+}
+
+/**
+ * The `eval` tick: arms whose rounds ended get their verifier (the round's end reaches no eval code,
+ * so this is how an arm moves on), arms the dispatch guard refused are tried again, and a run whose
+ * last arm ended is finalized.
+ */
+export async function evalTick(env: Env, now: Date): Promise<Record<string, unknown>> {
+  const db = getDb(env.DB);
+  const running = await db.select().from(evalRuns).where(eq(evalRuns.status, "running")).all();
+  const suites = suitesOrThrow(undefined);
+  let verifying = 0;
+  for (const run of running) {
+    if (!teamRequest(run)) continue;
+    const arms = await db
+      .select()
+      .from(evalJobs)
+      .where(and(eq(evalJobs.runId, run.id), eq(evalJobs.status, "dispatched"), eq(evalJobs.role, "team_arm"), isNull(evalJobs.jobId)))
+      .all();
+    for (const row of arms) if (await advanceArm(env, run, row, suites, now)) verifying++;
+    await dispatchMore(env, run.id, now);
+  }
+  return { runs: running.length, arms_moved_on: verifying };
+}
+
 async function stop(env: Env, runId: string, reason: string, now: Date) {
   const db = getDb(env.DB);
   const at = now.toISOString();
@@ -439,6 +685,10 @@ async function recordEnd(env: Env, jobId: string, end: EndOf, now: Date) {
   let detail: Record<string, unknown>;
   if (row.role === "executor") {
     ({ verdict, detail } = scoreCaseRun(c, { result, error: end.error }));
+  } else if (row.role === "team_arm") {
+    const scored = scoreArm(result, end.error?.code);
+    verdict = scored.verdict;
+    detail = { ...armOf(row), phase: "verify", ...scored.detail };
   } else {
     const answer = answerOf(result);
     // A failed job gave no reply at all: no observation. Offline text is not a verdict.
@@ -496,6 +746,7 @@ async function finalize(env: Env, runId: string, now: Date): Promise<void> {
     generated_at: now.toISOString(),
     runs,
     ...(request.compare ? { compare: { weak: request.compare.weak, strong: request.compare.strong } } : {}),
+    ...(request.team_2x2 ? { team_2x2: teamArmRuns(rows) } : {}),
   });
   let toml: string | null = null;
   let refusal: Record<string, unknown> | null = null;

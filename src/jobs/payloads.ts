@@ -2,6 +2,7 @@ import { z } from "zod";
 import { checkResult, JOB_LIMITS, jsonStringBytes, utf8Bytes } from "./limits";
 import { RUNTIMES } from "../db/runtimes";
 import { OWNER_KINDS } from "./owner-kinds";
+import { observedWorkspace } from "./isolated-workspace";
 
 export { RUNTIMES, type Runtime } from "../db/runtimes";
 
@@ -22,6 +23,11 @@ export const utilityPayload = z.object({
    * loop's evaluator answer, `verdict` a PASS/FAIL verdict.
    */
   output_schema: z.enum(["verdict", "acceptance"]).optional(),
+  /**
+   * The runner appends these files of an isolated workspace to the prompt (their contents, and an
+   * `<artifact_receipts>` block saying which exist) and returns them as `files` (the 2×2's verifier).
+   */
+  workspace: observedWorkspace.optional(),
 });
 export type UtilityPayload = z.infer<typeof utilityPayload>;
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isolatedWorkspace } from "./isolated-workspace";
 import { soulForRun } from "./payloads";
 import { EFFORT_LEVELS, MEMBER_STAGE_KINDS, packetIdSchema, TEAM_ROLES, TEAM_RUNTIMES } from "./team-vocabulary";
 
@@ -75,6 +76,8 @@ export const teamStagePayload = z
       .min(1_000)
       .max(3_600_000)
       .default(30 * 60_000),
+    /** The round works in this isolated workspace instead of the employee's own (an eval arm's goal). */
+    workspace: isolatedWorkspace.optional(),
   })
   .refine((p) => bytes(p.input.prompt) <= STAGE_PROMPT_MAX_BYTES, {
     message: `the stage prompt is at most ${STAGE_PROMPT_MAX_BYTES} bytes`,

@@ -132,9 +132,10 @@ export async function startRound(env: Env, input: StartRoundInput, now: Date): P
       });
       if (planned.steps.length)
         events.push({ type: "team_budget_degraded", payload: { steps: planned.steps, remaining_before: planned.remaining_before } });
-    } else if (roundNo === 1) {
+    } else if (roundNo === 1 && !specRow.goal.workspace) {
       // Seed 002 rule 3: a budget that cannot fund even a fully degraded first round means no team,
-      // not a human wait for work that never started.
+      // not a human wait for work that never started. Not for a round in an isolated workspace (an
+      // eval arm): the employee's own run works in its real workspace, so such a round stops instead.
       mode = "solo";
       solo_reason = "budget_cannot_fund_round";
       events.push({ type: "team_budget_solo", payload: { detail: planned.detail, steps: planned.steps } });

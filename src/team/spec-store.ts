@@ -2,12 +2,18 @@ import { eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { teamSpecs } from "../db/schema";
 import { appendEvent } from "../lib/events";
+import type { IsolatedWorkspace } from "../jobs/isolated-workspace";
 import type { GateDecision } from "./gate";
 import type { TeamSpec } from "./validate";
 
 export interface FrozenGoal {
   title: string;
   acceptance_criteria: string[];
+  /**
+   * The round works in this isolated copy of the employee's workspace instead of the workspace itself
+   * (an eval arm of the team 2×2: four rounds of one case must not see each other's files).
+   */
+  workspace?: IsolatedWorkspace;
 }
 
 export type TeamSpecRow = typeof teamSpecs.$inferSelect;

@@ -226,6 +226,7 @@ export async function stageRequest(
       ...(stage.kind === "verify" ? { output_schema: "verdict" as const } : {}),
     },
     timeout_ms: STAGE_TIMEOUT_MS,
+    ...(ctx.goal.workspace ? { workspace: ctx.goal.workspace } : {}),
   };
   // A token of the real shape stands in for the one minted after admission.
   const fits = (d: typeof draft) =>

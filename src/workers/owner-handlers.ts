@@ -1,5 +1,6 @@
 import { councilProposalJobEnded, councilSessionJobEnded } from "../council/jobs";
-import { onEvalJobEnd } from "../eval/run";
+import { evalTick, onEvalJobEnd } from "../eval/run";
+import { loadClock } from "../lib/clock";
 import { onAeeJobEnd } from "../evolution/aee-run";
 import { onSettleJobEnd } from "../evolution/aee-settle";
 import { onGvuJobEnd } from "../evolution/gvu-round";
@@ -23,8 +24,16 @@ export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<Owne
   ["admin", async () => {}],
   // llm_select picks: the task records whether the pick was used; the handler records how the job ended.
   ["dispatch", onDispatchJobEnd],
-  // Team-as-Agent stage jobs: the round advances as soon as a stage ends.
-  ["team_round", (env, end) => onTeamStageJobEnd(env, end)],
+  // Team-as-Agent stage jobs: the round advances as soon as a stage ends. A round may be a team 2×2
+  // arm of a capability measurement, which moves on to its verifier once the round's task settled
+  // (nothing to do, one read, when no measurement runs).
+  [
+    "team_round",
+    async (env, end) => {
+      await onTeamStageJobEnd(env, end);
+      await evalTick(env, (await loadClock(env)).now());
+    },
+  ],
   ["council_proposal", councilProposalJobEnded],
   ["council_session", councilSessionJobEnded],
   // An approved project's decomposition into swarm tasks.

@@ -9,14 +9,27 @@
  * artifact receipts → the result. The scaffold is removed on every way out of here (success, CLI
  * failure or crash, timeout, the round ending under it, the runner's shutdown); a runner killed
  * outright leaves it to the maintenance sweep (members/scaffold-janitor.ts).
+ *
+ * With `workspace` (issue 22, an eval arm of the team 2×2) the member works in the arm's isolated
+ * workspace `<home>/eval-workspaces/<key>/` instead of the employee's (its cwd, its working state,
+ * its receipts): made by the arm's first stage as a copy of the employee workspace with the case's
+ * files over it, used as it is by every later stage (eval/isolated-workspace.ts).
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { ensureIsolatedWorkspace, isolatedWorkspaceSchema, useIsolatedWorkspace } from "../eval/isolated-workspace.ts";
 import type { McpCallRecord } from "../mcp/server.ts";
 import { checkMemberRound } from "../members/round-check.ts";
 import { checkArtifacts } from "../members/receipts.ts";
-import { checkMemberMcpConfig, MEMBER_RUNTIMES, memberCliInput, removeScaffold, writeScaffold } from "../members/scaffold.ts";
+import {
+  checkMemberMcpConfig,
+  employeeWorkspace,
+  MEMBER_RUNTIMES,
+  memberCliInput,
+  removeScaffold,
+  writeScaffold,
+} from "../members/scaffold.ts";
 import type { Scaffold } from "../members/scaffold.ts";
 import { guardMemberSoul } from "../members/soul-guard.ts";
 import type { SoulGuardReport } from "../members/soul-guard.ts";
@@ -87,6 +100,8 @@ export const teamStagePayloadSchema = z
       })
       .loose()
       .optional(),
+    /** The arm's isolated workspace (src/jobs/isolated-workspace.ts): the member works there, not in the employee's. */
+    workspace: isolatedWorkspaceSchema.optional(),
   })
   .loose();
 export type TeamStageJobPayload = z.infer<typeof teamStagePayloadSchema>;
@@ -129,7 +144,18 @@ export async function runTeamStageJob(job: { job_id: string; payload: unknown },
   const workDir = await createWorkDir(ctx.home, job.job_id);
   let scaffold: Scaffold | undefined;
   let timer: NodeJS.Timeout | undefined;
+  // The janitor never removes a workspace a running stage uses.
+  const release = p.workspace ? useIsolatedWorkspace(ctx.home, p.workspace.key) : undefined;
   try {
+    let workspaceDir: string | undefined;
+    if (p.workspace) {
+      try {
+        workspaceDir = (await ensureIsolatedWorkspace(ctx.home, p.workspace, employeeWorkspace(ctx.home, p.employee_id))).dir;
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        return failed("unsupported_job", `${p.role} stage ${p.stage_id}: isolated workspace ${p.workspace.key} not made: ${why}`, false);
+      }
+    }
     scaffold = await writeScaffold({
       home: ctx.home,
       taskId: p.task_id,
@@ -149,6 +175,7 @@ export async function runTeamStageJob(job: { job_id: string; payload: unknown },
       },
       member: { token: p.member_token, apiUrl: ctx.apiUrl, expiresAt: p.member_token_expires_at },
       ...(ctx.mcpLaunch ? { mcpLaunch: ctx.mcpLaunch } : {}),
+      ...(workspaceDir ? { workspaceDir } : {}),
     });
     const check = await checkMemberMcpConfig(scaffold);
     if (!check.ok) return failed(check.code, `${who}: ${check.message}`, false);
@@ -228,6 +255,7 @@ export async function runTeamStageJob(job: { job_id: string; payload: unknown },
   } finally {
     clearInterval(timer);
     if (scaffold) await removeScaffold(ctx.home, scaffold.dir).catch(() => undefined);
+    release?.();
   }
 }
 

@@ -2,8 +2,18 @@
  * Job kind `utility`: run one prompt on one runtime and return its final text. The prompt reaches the
  * CLI on stdin (or a prompt file), never in argv. `output_schema` names a JSON Schema the answer is
  * held to where the CLI can enforce one (codex `--output-schema`; output-schemas.ts).
+ *
+ * `workspace` (issue 22, the 2×2's fixed verifier) names an isolated workspace on this runner
+ * (`<home>/eval-workspaces/<key>/`, eval/isolated-workspace.ts) and paths in it: their contents and an
+ * `<artifact_receipts>` block are appended to the prompt (eval/workspace-block.ts), and the result
+ * reports the same contents as `files`. A workspace that is not there fails the job (`workspace_missing`).
  */
 import { z } from "zod";
+import { findIsolatedWorkspace, isolatedWorkspaceDir, observedWorkspaceSchema, useIsolatedWorkspace } from "../eval/isolated-workspace.ts";
+import { levelObserved, workspaceBlock } from "../eval/workspace-block.ts";
+import { observeFiles } from "../eval/workspace.ts";
+import type { ObservedFiles } from "../eval/workspace.ts";
+import { TURN_RESULT_BYTES } from "../members/turn-result.ts";
 import type { JobFailure, JobResult } from "../protocol.ts";
 import type { RuntimeEntry, RuntimeTable } from "../runtimes/index.ts";
 import { classifyCliRun, runCli } from "../runtimes/invoke.ts";
@@ -18,6 +28,7 @@ export const utilityPayloadSchema = z.object({
   model: z.string().min(1).nullish(),
   timeout_ms: z.number().int().positive(),
   output_schema: z.enum(OUTPUT_SCHEMA_NAMES).nullish(),
+  workspace: observedWorkspaceSchema.nullish(),
 });
 export type UtilityPayload = z.infer<typeof utilityPayloadSchema>;
 
@@ -55,14 +66,62 @@ export async function runUtilityJob(job: { job_id: string; payload: unknown }, c
       false,
     );
   }
-  const payload = parsed.data;
+  let payload = parsed.data;
   const entry = ctx.runtimes.get(payload.runtime);
   if (!entry) {
     const advertised = [...ctx.runtimes.keys()].join(", ");
     return failed("unsupported_job", `runtime "${payload.runtime}" is not available on this runner (it offers: ${advertised})`, false);
   }
-  if (entry.kind === "builtin") return runOffline(payload);
-  return runCliJob(job.job_id, payload, entry, ctx);
+  let observed: ObservedFiles | undefined;
+  if (payload.workspace) {
+    const { key, observe_paths: paths } = payload.workspace;
+    const release = useIsolatedWorkspace(ctx.home, key);
+    try {
+      const dir = await findIsolatedWorkspace(ctx.home, key);
+      if (!dir) {
+        return failed(
+          "workspace_missing",
+          `isolated workspace ${key} (${isolatedWorkspaceDir(ctx.home, key)}) is not on this runner: its arm never ran here, or it was swept`,
+          false,
+        );
+      }
+      observed = levelObserved(await observeFiles(dir, paths));
+    } finally {
+      release();
+    }
+    payload = { ...payload, prompt: payload.prompt + workspaceBlock(paths, observed) };
+  }
+  const outcome = entry.kind === "builtin" ? runOffline(payload) : await runCliJob(job.job_id, payload, entry, ctx);
+  return observed && outcome.kind === "completed" ? { kind: "completed", result: withFiles(outcome.result, observed) } : outcome;
+}
+
+/** A utility result with the workspace's files (null: absent or not read), the whole kept under the Worker's limit. */
+export type WorkspaceUtilityResult = JobResult & {
+  files: Record<string, string | null>;
+  /** Paths whose content was cut (at 64 KiB on reading, or to keep prompt and result in budget). */
+  truncated_files?: string[];
+  /** Paths that exist but are not a regular file, or lead out of the workspace. */
+  unreadable_files?: string[];
+  /** The answer's end was cut to keep the result under the Worker's limit. */
+  text_truncated?: true;
+};
+
+function withFiles(result: JobResult, observed: ObservedFiles): WorkspaceUtilityResult {
+  const out: WorkspaceUtilityResult = {
+    ...result,
+    files: observed.files,
+    ...(observed.truncated.length > 0 ? { truncated_files: observed.truncated } : {}),
+    ...(observed.unreadable.length > 0 ? { unreadable_files: observed.unreadable } : {}),
+  };
+  // The files are levelled already; only an answer of hundreds of KiB could still overflow: its end goes.
+  const over = Buffer.byteLength(JSON.stringify(out)) - TURN_RESULT_BYTES;
+  if (over > 0) {
+    let end = Math.max(0, out.text.length - over - 64);
+    if (end > 0 && /[\uD800-\uDBFF]/.test(out.text[end - 1]!)) end -= 1;
+    out.text = `${out.text.slice(0, end)}…`;
+    out.text_truncated = true;
+  }
+  return out;
 }
 
 function runOffline(payload: UtilityPayload): JobOutcome {

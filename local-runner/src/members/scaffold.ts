@@ -7,9 +7,10 @@
  * - `member.json` (0600): the member's identity for the crewplane MCP server (token, task, round, role);
  * - `.mcp.json` and the runtime's own working-directory MCP file, each naming only the crewplane
  *   server with this member's identity.
- * Work happens in the employee workspace `<home>/agents/<employee>/` for claude and codex; the
- * other runtimes read MCP from their cwd, so they keep the scaffold as cwd and cannot leave files
- * behind past the round.
+ * Work happens in the employee workspace `<home>/agents/<employee>/` for claude and codex (an eval
+ * arm's round: its isolated workspace `<home>/eval-workspaces/<key>/` instead, ScaffoldSpec.workspaceDir);
+ * the other runtimes read MCP from their cwd, so they keep the scaffold as cwd and cannot leave
+ * files behind past the round.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -66,6 +67,11 @@ export interface ScaffoldSpec {
   /** Recorded in the manifest for the maintenance sweep ("is this round over?"). */
   roundId?: string | undefined;
   jobId?: string | undefined;
+  /**
+   * Where the member works instead of the employee workspace: an eval arm's isolated workspace
+   * (issue 22, eval/isolated-workspace.ts), which the caller has made. Its working state lives there too.
+   */
+  workspaceDir?: string | undefined;
 }
 
 export interface ScaffoldKey {
@@ -147,7 +153,7 @@ export function scaffoldDir(home: string, key: ScaffoldKey): string {
 export async function writeScaffold(spec: ScaffoldSpec): Promise<Scaffold> {
   const key: ScaffoldKey = { taskId: spec.taskId, round: spec.round, role: spec.role, ...(spec.stageId ? { stageId: spec.stageId } : {}) };
   const dir = scaffoldDir(spec.home, key);
-  const workspaceDir = employeeWorkspace(spec.home, spec.employee.id);
+  const workspaceDir = spec.workspaceDir ?? employeeWorkspace(spec.home, spec.employee.id);
   const worksInWorkspace = spec.runtime === "claude" || spec.runtime === "codex";
   const tools = toolsForRole(spec.role, spec.employee.capabilities);
   const soul = renderSoul(spec.role, spec.employee.identity);

@@ -37,7 +37,7 @@ export const evalJobs = sqliteTable(
   {
     runId: text("run_id").notNull(),
     seq: integer("seq").notNull(),
-    role: text("role", { enum: ["executor", "verifier"] }).notNull(),
+    role: text("role", { enum: ["executor", "verifier", "team_arm"] }).notNull(),
     runtime: text("runtime").notNull(),
     model: text("model").notNull(),
     domain: text("domain").notNull(),

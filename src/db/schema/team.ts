@@ -15,7 +15,9 @@ export const teamSpecs = sqliteTable("team_specs", {
   // Why no team was formed ({reason, role, detail, audited}); null when a spec was frozen.
   refusal: text("refusal", { mode: "json" }).$type<Record<string, unknown>>(),
   // The frozen acceptance criteria the verifier judges against.
-  goal: text("goal", { mode: "json" }).$type<{ title: string; acceptance_criteria: string[] }>().notNull(),
+  goal: text("goal", { mode: "json" })
+    .$type<{ title: string; acceptance_criteria: string[]; workspace?: { key: string; files: Record<string, string> } }>()
+    .notNull(),
   createdAt: text("created_at").notNull(),
 });
 

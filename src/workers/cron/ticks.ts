@@ -14,6 +14,7 @@ import { leasesTick } from "./leases";
 import { CRONS, type CronExpression } from "./schedule";
 import { getAuditSealer } from "../../durable-objects/audit-sealer-rpc";
 import { eventsRetentionTick } from "../../events/tick";
+import { evalTick } from "../../eval/run";
 
 /** Every tick name of the API; features register theirs below as they land. */
 export const TICK_NAMES = [
@@ -30,6 +31,7 @@ export const TICK_NAMES = [
   "soul_guard",
   "gvu",
   "events",
+  "eval",
 ] as const;
 export type TickName = (typeof TICK_NAMES)[number];
 
@@ -62,6 +64,8 @@ export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   soul_guard: { cron: CRONS.everyMinute, run: (env, now) => soulGuardTick(env, now) },
   // Legacy GVU (seed 003 §4): rounds from emergency requests, lost job ends, soul_change approvals, observation windows.
   gvu: { cron: CRONS.everyMinute, run: (env, now) => gvuTick(env, now) },
+  // Capability measurements (issue 22): team 2×2 arms whose rounds ended get their verifier; refused arms retry.
+  eval: { cron: CRONS.everyMinute, run: (env, now) => evalTick(env, now) },
   // Events past [events] retention_days move to the R2 archive, oldest first (issue 26).
   events: { cron: CRONS.hourly, run: (env, now) => eventsRetentionTick(env, now) },
   // Seals what is unsealed and watches 15 s for the events the other ticks of this minute write (issue 24).
