@@ -2,6 +2,7 @@
 import type { recentEvalRuns } from "../../console/lists";
 import type { currentMatrix } from "../../eval/current";
 import type { runView } from "../../eval/run";
+import type { Team2x2Report } from "../../eval/team-2x2";
 import { Badge, Data, Empty, Num, Pct, Time, Unknown } from "../components/common";
 import type { Viewer } from "../layout";
 import { ConsolePage } from "./console-shell";
@@ -123,8 +124,8 @@ type Run = Awaited<ReturnType<typeof runView>>;
 
 export function MatrixRunPage(props: { viewer: Viewer; run: Run }) {
   const r = props.run;
-  const report = r.report as ({ cells?: CellLike[] } & Record<string, unknown>) | undefined;
-  const { cells, ...restOfReport } = report ?? {};
+  const report = r.report as ({ cells?: CellLike[]; team_2x2?: Team2x2Report } & Record<string, unknown>) | undefined;
+  const { cells, team_2x2, ...restOfReport } = report ?? {};
   return (
     <ConsolePage title={`Measurement ${r.run_id}`} path="/console/matrix" viewer={props.viewer}>
       <p>
@@ -150,6 +151,7 @@ export function MatrixRunPage(props: { viewer: Viewer; run: Run }) {
         </p>
         <h2>Cells</h2>
         {cells ? <CellsTable cells={cells} /> : <Empty>The report comes when the measurement ends.</Empty>}
+        {team_2x2 ? <Team2x2 report={team_2x2} /> : null}
         {report ? (
           <details>
             <summary>The rest of the report</summary>
@@ -162,5 +164,46 @@ export function MatrixRunPage(props: { viewer: Viewer; run: Run }) {
         </details>
       </section>
     </ConsolePage>
+  );
+}
+
+/** The team 2×2: which role to invest in first, read from whole rounds; never a team attribution. */
+function Team2x2(props: { report: Team2x2Report }) {
+  const t = props.report;
+  const arms = [
+    ["weak planner, weak executor", t.arms?.weak_weak],
+    ["strong planner, weak executor", t.arms?.strong_weak],
+    ["weak planner, strong executor", t.arms?.weak_strong],
+    ["strong planner, strong executor", t.arms?.strong_strong],
+  ] as const;
+  return (
+    <>
+      <h2>Team 2×2: which role to invest in first</h2>
+      <p>
+        Invest first in: <strong>{t.invest_first}</strong> ({t.reason}) · cases with all four arms scored: {t.complete_rows}, without:{" "}
+        {t.incomplete_rows}
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">arm</th>
+            <th scope="col">mean score</th>
+          </tr>
+        </thead>
+        <tbody>
+          {arms.map(([name, value]) => (
+            <tr>
+              <td>{name}</td>
+              <td>
+                <Num value={value} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p>
+        Shapley value of the planner: <Num value={t.planner_shapley} /> · of the executor: <Num value={t.executor_shapley} />
+      </p>
+    </>
   );
 }

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_DESIGN } from "../../../src/eval/design";
 import { loadSuites } from "../../../src/eval/suites";
 import { team2x2, type TeamArmRun } from "../../../src/eval/team-2x2";
-import { call, createRunner } from "../../factories";
+import { call, createOperator, createRunner } from "../../factories";
+import { login, web } from "../../factories/web";
 import { completeStage, failStage, type LeasedStage } from "../../factories/scripted-runner";
 import { eventsOf } from "../../factories/team";
 
@@ -171,6 +172,12 @@ describe("the team 2×2", () => {
       ),
     );
     expect(report).toEqual(team2x2(runs, { ...DEFAULT_DESIGN, k: 1 }));
+    // The console shows the split as what it is: which role to invest in first.
+    const viewer = await login(await createOperator("viewer", "matrix-2x2"));
+    const page = await web(`/console/matrix/${runId}`, { cookie: viewer.cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Team 2×2: which role to invest in first");
+    expect(page.text).toContain(`Invest first in: <strong>${report.invest_first}</strong>`);
     // A lone planner reply is never a matrix cell: the header still says so, and nothing was written.
     expect(view.report.header.planner).toBe("deferred");
     expect(view.report.cells).toEqual([]);
