@@ -624,11 +624,11 @@ async function advanceArm(env: Env, run: EvalRunRow, row: EvalJobRow, suites: re
  */
 export async function evalTick(env: Env, now: Date): Promise<Record<string, unknown>> {
   const db = getDb(env.DB);
-  const running = await db.select().from(evalRuns).where(eq(evalRuns.status, "running")).all();
+  const running = (await db.select().from(evalRuns).where(eq(evalRuns.status, "running")).all()).filter((run) => teamRequest(run));
+  if (running.length === 0) return { runs: 0, arms_moved_on: 0 };
   const suites = suitesOrThrow(undefined);
   let verifying = 0;
   for (const run of running) {
-    if (!teamRequest(run)) continue;
     const arms = await db
       .select()
       .from(evalJobs)
