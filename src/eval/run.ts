@@ -480,6 +480,11 @@ function reservationOf(cfg: EvalConfig, run: EvalRunRow, row: EvalJobRow): numbe
   return parts.some((p) => p === null) ? null : parts.reduce<number>((sum, p) => sum + p!, 0);
 }
 
+async function verifierModelOf(db: Db, runId: string): Promise<string | undefined> {
+  const run = await db.select({ request: evalRuns.request }).from(evalRuns).where(eq(evalRuns.id, runId)).get();
+  return (run?.request as unknown as MatrixRequest | undefined)?.team_2x2?.verifier.model;
+}
+
 const teamRequest = (run: EvalRunRow): TeamArmsRequest | null => {
   const r = run.request as unknown as MatrixRequest;
   return r.compare && r.team_2x2 && r.employee_id
@@ -700,7 +705,9 @@ async function recordEnd(env: Env, jobId: string, end: EndOf, now: Date) {
         }
       : { reason: end.error?.code ?? "no_result" };
   }
-  const cost = result ? costFromUsage(cfg, row.model, result.usage, result.cost_usd) : null;
+  // A team arm's job is its fixed verifier's: priced at the verifier's model, not the arm's planner's.
+  const pricedAs = row.role === "team_arm" ? await verifierModelOf(db, row.runId) : row.model;
+  const cost = result && pricedAs ? costFromUsage(cfg, pricedAs, result.usage, result.cost_usd) : null;
   await db
     .update(evalJobs)
     .set({ status: "done", verdict, detail, costUsd: cost, updatedAt: now.toISOString() })

@@ -70,7 +70,11 @@ describe("the team 2×2", () => {
         roles: { verifier: { runtime: "claude", model: "claude-haiku-4-5" }, utility: { runtime: "claude", model: "claude-haiku-4-5" } },
       },
     });
-    await call("/v1/config/eval", { method: "PUT", body: { parallel: 6 } });
+    const prices = { [WEAK.model]: { input_per_mtok: 1, output_per_mtok: 4 }, [STRONG.model]: { input_per_mtok: 1, output_per_mtok: 4 } };
+    await call("/v1/config/eval", {
+      method: "PUT",
+      body: { parallel: 6, prices: { ...prices, [JUDGE.model]: { input_per_mtok: 10, output_per_mtok: 50 } } },
+    });
     await call("/v1/employees/mio", { method: "PUT", body: { name: "Mio", runtime: "claude", model: { preferred: "claude-sonnet-4-6" } } });
 
     const started = await call("/v1/eval/matrix", {
@@ -128,7 +132,12 @@ describe("the team 2×2", () => {
           const arm = await armOfSeq(runId, Number(job.payload.workspace.key.split(".").pop()));
           const c = picked.find((p) => p.domain === arm.domain && p.id === arm.case_id)!;
           expect(job.payload.prompt).toContain(c.team_acceptance);
-          await completeStage(runner.token, job, { text: verdictOf(arm), runtime: "claude", model: JUDGE.model });
+          await completeStage(runner.token, job, {
+            text: verdictOf(arm),
+            runtime: "claude",
+            model: JUDGE.model,
+            usage: { input_tokens: 1_000, output_tokens: 100 },
+          });
         } else if (job.kind === "utility" && job.payload.output_schema === "acceptance") {
           // The goal loop's own evaluator of a round (none here: every planner failed).
           await failStage(runner.token, job, "cli_error", "not judged here");
@@ -152,6 +161,8 @@ describe("the team 2×2", () => {
     const view = (await call(`/v1/eval/matrix/${runId}`)).body;
     expect(view.status).toBe("done");
     expect(view.progress).toMatchObject({ total: 12, done: 12, in_flight: 0 });
+    // Each arm's reported spend is its verifier's, priced at the verifier's model: 12 × (1000·10 + 100·50)/1e6.
+    expect(view.spend.reported_usd).toBeCloseTo(0.18, 6);
     const report = view.report.team_2x2;
     // Rows: case 1 (v_WW 0, v_SW 1, v_WS 1, v_SS 1), case 2 (0, 0, 1, 1); case 3 lacks its SS arm.
     expect(report).toMatchObject({
