@@ -5,9 +5,21 @@ import conversation from "./conversation.bench.mjs";
 import council from "./council.bench.mjs";
 import inboxCeiling from "./inbox-ceiling.bench.mjs";
 import inboxGrowth from "./inbox-growth.bench.mjs";
+import inboxPools from "./inbox-pools.bench.mjs";
 import prediction from "./prediction.bench.mjs";
 import runnerProtocol from "./runner-protocol.bench.mjs";
 import swarm from "./swarm.bench.mjs";
 import topologyTick from "./topology-tick.bench.mjs";
 
-export const BENCHMARKS = [runnerProtocol, inboxGrowth, inboxCeiling, council, topologyTick, prediction, audit, conversation, swarm];
+export const BENCHMARKS = [
+  runnerProtocol,
+  inboxGrowth,
+  inboxCeiling,
+  inboxPools,
+  council,
+  topologyTick,
+  prediction,
+  audit,
+  conversation,
+  swarm,
+];

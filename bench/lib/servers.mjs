@@ -40,10 +40,13 @@ function productApi(url, server) {
     api,
     /** The product's bindings, from Node (D1 queries for the end-of-run checks). */
     env: async () => (env ??= await server.getWorker().getEnv()),
-    /** SQL inside the fleet's RunnerInbox (seeding and inspection only). */
-    inboxSql: async (query, ...params) => {
-      const storage = await server.getWorker().getDurableObjectStorage("RUNNER_INBOX", { name: "fleet" });
-      return storage.exec(query, ...params);
-    },
+    /** SQL inside the RunnerInbox that holds the `offline` jobs the runner benchmarks submit (its pool, issue 26). */
+    inboxSql: (query, ...params) => inboxSqlIn("pool:offline", query, ...params),
+    /** SQL inside any RunnerInbox by name (`pool:<runtime>`, `fleet`; seeding and inspection only). */
+    inboxSqlIn,
   };
+  async function inboxSqlIn(name, query, ...params) {
+    const storage = await server.getWorker().getDurableObjectStorage("RUNNER_INBOX", { name });
+    return storage.exec(query, ...params);
+  }
 }

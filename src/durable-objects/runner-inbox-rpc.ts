@@ -116,7 +116,11 @@ export interface InboxJobView {
   acknowledged: boolean;
 }
 
-/** The only way to reach an inbox; the fleet shares one unless a caller shards by name. */
-export function getRunnerInbox(env: Pick<Env, "RUNNER_INBOX">, name = "fleet") {
+/**
+ * The only way to reach an inbox, by name. Which name holds a job (its runtime's pool, a shard of it,
+ * or the `fleet` from before pools) is decided in `src/jobs/inbox-pools.ts`; callers go through
+ * `src/jobs/inbox-routing.ts`.
+ */
+export function getRunnerInbox(env: Pick<Env, "RUNNER_INBOX">, name: string) {
   return env.RUNNER_INBOX.getByName(name);
 }

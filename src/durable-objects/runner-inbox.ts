@@ -65,7 +65,11 @@ interface Waiter {
 export abstract class RunnerInboxBase extends DurableObject<Env> {
   private readonly sql: SqlStorage;
   private readonly waiters = new Set<Waiter>();
-  /** Long-polls their runner gave up on (poll id → when), so they stop waiting and claim nothing. */
+  /**
+   * Long-polls their runner gave up on (poll id → when), so they stop waiting and claim nothing. Kept
+   * for a minute rather than consumed by the first call that sees it: a lease fanned out over the
+   * runtime pools makes several calls under one poll id, and a later one must not wait for a dead runner.
+   */
   private readonly cancelledPolls = new Map<string, number>();
   /** Runner tokens revoked by an admin (persisted in `revoked_runners`): their polls claim nothing. */
   private readonly revoked = new Set<string>();
@@ -145,7 +149,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     let now = req.now;
     let waited = false;
     for (;;) {
-      if (req.pollId && this.cancelledPolls.delete(req.pollId)) break;
+      if (req.pollId && this.cancelledPolls.has(req.pollId)) break;
       if (this.revoked.has(req.runnerId)) break;
       this.maintain(now);
       claimed = this.claim(req, now, waited);

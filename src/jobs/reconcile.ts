@@ -1,14 +1,16 @@
 import { and, asc, eq, gt, inArray, lte, or } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { jobs } from "../db/schema";
-import { getRunnerInbox } from "../durable-objects/runner-inbox-rpc";
 import type { Env } from "../env";
 import { appendEvent } from "../lib/events";
 import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-message";
 import type { RunnerConfig } from "./config";
+import type { InboxLayout } from "./inbox-config";
+import { enqueueRouted, heldJobsRouted } from "./inbox-routing";
 import type { NotifyOwner } from "./job-end";
 import { OWNER_KINDS, type OwnerKind } from "./owner-kinds";
 import { REDACTED_SECRET } from "./submit";
+import { RUNTIMES, type Runtime } from "./payloads";
 
 /** Rows examined per page, pages per tick, and messages per enqueueMany call (payloads can be 64 KiB). */
 const PAGE = 500;
@@ -36,15 +38,15 @@ export async function reconcileQueuedJobs(
   db: Db,
   now: Date,
   config: RunnerConfig,
+  layout: InboxLayout,
   notifyOwner: NotifyOwner,
 ): Promise<ReconcileSummary> {
   const summary: ReconcileSummary = { examined: 0, redispatched: 0, invalid: 0 };
-  const inbox = getRunnerInbox(env);
   const cutoff = new Date(now.getTime() - config.reconcile_grace_ms).toISOString();
   let after: { createdAt: string; id: string } | null = null;
   for (let page = 0; page < PAGES_PER_TICK; page++) {
-    const rows: { id: string; createdAt: string }[] = await db
-      .select({ id: jobs.id, createdAt: jobs.createdAt })
+    const rows: { id: string; createdAt: string; runtime: string }[] = await db
+      .select({ id: jobs.id, createdAt: jobs.createdAt, runtime: jobs.runtime })
       .from(jobs)
       .where(
         and(
@@ -58,7 +60,9 @@ export async function reconcileQueuedJobs(
       .limit(PAGE);
     if (rows.length === 0) break;
     summary.examined += rows.length;
-    const held = new Set(await inbox.heldJobs({ jobIds: rows.map((r) => r.id) }));
+    // A row whose runtime is unknown is not looked for: it cannot form a dispatch message anyway.
+    const known = rows.flatMap((r) => (isRuntime(r.runtime) ? [{ id: r.id, runtime: r.runtime }] : []));
+    const held = new Set(await heldJobsRouted(env, layout, known));
     const missing = rows.filter((r) => !held.has(r.id)).map((r) => r.id);
     for (let i = 0; i < missing.length; i += ID_CHUNK) {
       const full = await db
@@ -90,7 +94,7 @@ export async function reconcileQueuedJobs(
         }
       }
       for (let j = 0; j < messages.length; j += ADOPT_CHUNK) {
-        const { accepted } = await inbox.enqueueMany({
+        const { accepted } = await enqueueRouted(env, layout, {
           messages: messages.slice(j, j + ADOPT_CHUNK),
           maxAttempts: config.max_attempts,
           maxQueueMs: config.max_queue_ms,
@@ -103,6 +107,10 @@ export async function reconcileQueuedJobs(
     if (rows.length < PAGE) break;
   }
   return summary;
+}
+
+function isRuntime(name: string): name is Runtime {
+  return (RUNTIMES as readonly string[]).includes(name);
 }
 
 function hasRedactedSecret(message: DispatchMessage): boolean {

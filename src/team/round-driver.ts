@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../db/client";
 import { jobs, tasks, teamRounds } from "../db/schema";
-import { getRunnerInbox } from "../durable-objects/runner-inbox-rpc";
+import { withdrawEverywhere } from "../jobs/inbox-routing";
 import { getTaskBudget } from "../durable-objects/task-budget-rpc";
 import { getTeamAdmission, type AdmittedTicket } from "../durable-objects/team-admission-rpc";
 import type { Env } from "../env";
@@ -844,7 +844,7 @@ function endStatements(db: Db, state: RoundState, now: Date): BatchItem<"sqlite"
  * queued spawns are purged, its slots and unused budget freed.
  */
 async function finishRound(env: Env, state: RoundState, ctx: RoundContext, now: Date) {
-  await getRunnerInbox(env).withdraw({
+  await withdrawEverywhere(env, {
     owner: { kind: "team_round", id: state.round_id },
     error: { code: "round_ended", message: `round ${state.round_no} ended (${state.phase}) before a runner took this stage` },
     now: now.getTime(),

@@ -2,6 +2,7 @@ import type { ConfigSection } from "../lib/config";
 import { approvalsConfig } from "../approvals/config";
 import { registry } from "../lib/registry";
 import { runnerConfig } from "../jobs/config";
+import { inboxConfig } from "../jobs/inbox-config";
 import { dispatchConfig, dispatchGuardConfig } from "../tasks/dispatch/config";
 import { topologyConfig } from "../topology/config";
 import { teamConfig } from "../team/config";
@@ -18,6 +19,7 @@ import { eventsConfig } from "../events/config";
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({
   [runnerConfig.name]: runnerConfig,
+  [inboxConfig.name]: inboxConfig,
   [approvalsConfig.name]: approvalsConfig,
   [dispatchConfig.name]: dispatchConfig,
   [dispatchGuardConfig.name]: dispatchGuardConfig,

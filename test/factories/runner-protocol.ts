@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { getRunnerInbox } from "../../src/durable-objects/runner-inbox-rpc";
+import { inboxJob } from "./inbox-pools";
 import { call, utilityJob } from "./index";
 
 export interface LeasedOverHttp {
@@ -24,7 +24,7 @@ export async function submitDelivered(overrides: Record<string, unknown> = {}): 
   const jobId = res.body.job_id as string;
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
-    if ((await getRunnerInbox(env).get(jobId))?.status === "queued") return jobId;
+    if ((await inboxJob(env, jobId))?.status === "queued") return jobId;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`job ${jobId} never reached the inbox`);

@@ -9,7 +9,7 @@ import { openBody, openConversation, sendMessage } from "../../conversations/mes
 import { conversationView, listTurns, requireConversation } from "../../conversations/store";
 import { getDb, type Db } from "../../db/client";
 import { getAuditSealer } from "../../durable-objects/audit-sealer-rpc";
-import { getRunnerInbox } from "../../durable-objects/runner-inbox-rpc";
+import { runnerActivityEverywhere } from "../../jobs/inbox-routing";
 import { currentMatrix } from "../../eval/current";
 import { runView } from "../../eval/run";
 import { playbookView, retireBody, retireEntry } from "../../evolution/playbook-ops";
@@ -374,7 +374,7 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
   .get("/runners", viewer, async (c) => {
     const [list, activity] = await Promise.all([
       listCredentials(getDb(c.env.DB), "runner", { limit: 500 }),
-      getRunnerInbox(c.env).runnerActivity(),
+      runnerActivityEverywhere(c.env),
     ]);
     const byId = new Map(activity.map((a) => [a.runner_id, a]));
     return page(c, <RunnersPage viewer={viewerOf(c)} runners={list.items.map((r) => runnerView(r, byId.get(r.id)))} />);

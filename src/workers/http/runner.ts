@@ -2,12 +2,13 @@ import { noteRunnerRuntimes } from "../../jobs/runner-runtimes";
 import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../db/client";
-import { getRunnerInbox, type FinishOutcome, type LeaseRefOutcome } from "../../durable-objects/runner-inbox-rpc";
+import type { FinishOutcome, LeaseRefOutcome } from "../../durable-objects/runner-inbox-rpc";
 import { requireAuth } from "../middleware/require-auth";
 import { readSectionCached } from "../../lib/config";
 import { AppError } from "../../lib/errors";
 import { validate } from "../middleware/validate";
 import { runnerConfig } from "../../jobs/config";
+import { callLeaseInbox, cancelPollEverywhere, inboxLayout, leaseRouted } from "../../jobs/inbox-routing";
 import { checkResult, JOB_LIMITS } from "../../jobs/limits";
 import { jobError, jobResult, RUNTIMES, type Runtime } from "../../jobs/payloads";
 import type { AppEnv } from "../app-env";
@@ -64,21 +65,25 @@ function assertResultFits(result: unknown) {
   });
 }
 
-/** The runner protocol (API.md): lease, ack, extend, complete, fail — all against the RunnerInbox. */
+/**
+ * The runner protocol (API.md): lease, ack, extend, complete, fail — against the RunnerInbox of each
+ * runtime pool (`src/jobs/inbox-routing.ts`): a lease fans out to the pools the runner offers, and
+ * the lease id it hands out names its pool, so the calls that follow reach that pool without a D1 read.
+ */
 export const runnerRoutes = new Hono<AppEnv>()
   .use(requireAuth({ runner: true }))
   .post("/lease", validate("json", leaseBody), async (c) => {
     const body = c.req.valid("json");
     const known = [...new Set(body.runtimes.filter((r) => KNOWN_RUNTIMES.has(r)))] as Runtime[];
     const ignored = [...new Set(body.runtimes.filter((r) => !KNOWN_RUNTIMES.has(r)))];
-    const config = await readSectionCached(getDb(c.env.DB), runnerConfig);
+    const [config, layout] = await Promise.all([readSectionCached(getDb(c.env.DB), runnerConfig), inboxLayout(c.env)]);
     // What this runner's host can run, for the capability matrix's prior; never on the poll's path.
     c.executionCtx.waitUntil(
       noteRunnerRuntimes(getDb(c.env.DB), c.var.principal.id, known, c.var.clock.now()).catch((err: unknown) =>
         console.error("runner: could not record the runtimes it offers", err),
       ),
     );
-    const jobs = await getRunnerInbox(c.env).lease({
+    const jobs = await leaseRouted(c.env, layout, {
       runnerId: c.var.principal.id,
       capacity: body.capacity,
       runtimes: known,
@@ -92,17 +97,17 @@ export const runnerRoutes = new Hono<AppEnv>()
   })
   .post("/polls/:poll_id/cancel", validate("param", z.object({ poll_id: pollId })), validate("json", z.strictObject({})), async (c) => {
     const { poll_id } = c.req.valid("param");
-    const outcome = await getRunnerInbox(c.env).cancelPoll({ pollId: poll_id, runnerId: c.var.principal.id, now: c.var.clock.nowMs() });
+    const outcome = await cancelPollEverywhere(c.env, { pollId: poll_id, runnerId: c.var.principal.id, now: c.var.clock.nowMs() });
     return c.json({ poll_id, released: outcome.released });
   })
   .post("/jobs/:id/ack", validate("param", jobParam), validate("json", z.strictObject(leaseRef)), async (c) => {
     const { id } = c.req.valid("param");
-    const outcome = await getRunnerInbox(c.env).ack({
-      jobId: id,
-      leaseId: c.req.valid("json").lease_id,
-      runnerId: c.var.principal.id,
-      now: c.var.clock.nowMs(),
-    });
+    const outcome = await callLeaseInbox<LeaseRefOutcome>(
+      c.env,
+      id,
+      c.req.valid("json").lease_id,
+      async (inbox, leaseId) => await inbox.ack({ jobId: id, leaseId, runnerId: c.var.principal.id, now: c.var.clock.nowMs() }),
+    );
     return c.json(leaseRefResponse(outcome, id));
   })
   .post(
@@ -112,13 +117,13 @@ export const runnerRoutes = new Hono<AppEnv>()
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
-      const outcome = await getRunnerInbox(c.env).extend({
-        jobId: id,
-        leaseId: body.lease_id,
-        runnerId: c.var.principal.id,
-        extendMs: body.extend_ms,
-        now: c.var.clock.nowMs(),
-      });
+      const outcome = await callLeaseInbox<LeaseRefOutcome>(
+        c.env,
+        id,
+        body.lease_id,
+        async (inbox, leaseId) =>
+          await inbox.extend({ jobId: id, leaseId, runnerId: c.var.principal.id, extendMs: body.extend_ms, now: c.var.clock.nowMs() }),
+      );
       return c.json(leaseRefResponse(outcome, id));
     },
   )
@@ -130,13 +135,13 @@ export const runnerRoutes = new Hono<AppEnv>()
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
       assertResultFits(body.result);
-      const outcome = await getRunnerInbox(c.env).complete({
-        jobId: id,
-        leaseId: body.lease_id,
-        runnerId: c.var.principal.id,
-        result: body.result,
-        now: c.var.clock.nowMs(),
-      });
+      const outcome = await callLeaseInbox<FinishOutcome>(
+        c.env,
+        id,
+        body.lease_id,
+        async (inbox, leaseId) =>
+          await inbox.complete({ jobId: id, leaseId, runnerId: c.var.principal.id, result: body.result, now: c.var.clock.nowMs() }),
+      );
       return c.json(finishResponse(outcome, id));
     },
   )
@@ -147,14 +152,20 @@ export const runnerRoutes = new Hono<AppEnv>()
     async (c) => {
       const { id } = c.req.valid("param");
       const body = c.req.valid("json");
-      const outcome = await getRunnerInbox(c.env).fail({
-        jobId: id,
-        leaseId: body.lease_id,
-        runnerId: c.var.principal.id,
-        error: body.error,
-        retryable: body.retryable,
-        now: c.var.clock.nowMs(),
-      });
+      const outcome = await callLeaseInbox<FinishOutcome>(
+        c.env,
+        id,
+        body.lease_id,
+        async (inbox, leaseId) =>
+          await inbox.fail({
+            jobId: id,
+            leaseId,
+            runnerId: c.var.principal.id,
+            error: body.error,
+            retryable: body.retryable,
+            now: c.var.clock.nowMs(),
+          }),
+      );
       return c.json(finishResponse(outcome, id));
     },
   );

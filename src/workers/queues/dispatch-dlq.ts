@@ -1,9 +1,9 @@
 import { and, eq, notInArray } from "drizzle-orm";
 import { getDb } from "../../db/client";
 import { jobs } from "../../db/schema";
-import { getRunnerInbox } from "../../durable-objects/runner-inbox-rpc";
 import type { Env } from "../../env";
 import { loadClock } from "../../lib/clock";
+import { heldJobsRouted, inboxLayout } from "../../jobs/inbox-routing";
 import { appendEvent } from "../../lib/events";
 import { notifyOwner } from "../owner-handlers";
 import { dispatchMessage } from "../../queues/dispatch-message";
@@ -21,8 +21,8 @@ export async function consumeDispatchDeadLetters(batch: MessageBatch<unknown>, e
   const db = getDb(env.DB);
   const now = (await loadClock(env)).now();
   const letters = batch.messages.map((msg) => ({ msg, parsed: dispatchMessage.safeParse(msg.body) }));
-  const ids = letters.flatMap(({ parsed }) => (parsed.success ? [parsed.data.job_id] : []));
-  const held = new Set(ids.length > 0 ? await getRunnerInbox(env).heldJobs({ jobIds: ids }) : []);
+  const asked = letters.flatMap(({ parsed }) => (parsed.success ? [{ id: parsed.data.job_id, runtime: parsed.data.payload.runtime }] : []));
+  const held = new Set(asked.length > 0 ? await heldJobsRouted(env, await inboxLayout(env), asked) : []);
   for (const { msg, parsed } of letters) {
     const jobId = parsed.success ? parsed.data.job_id : null;
     if (jobId && held.has(jobId)) {

@@ -1,7 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
+import { inboxJob } from "../../factories/inbox-pools";
 import worker from "../../../src/workers/index";
 import { dispatchOf } from "../../factories/inbox";
 
@@ -18,12 +18,12 @@ describe("dispatch consumer", () => {
     const ctx = createExecutionContext();
     await worker.queue(batch, env);
     expect((await getQueueResult(batch, ctx)).explicitAcks.sort()).toEqual(["m-a", "m-b", "m-bad"]);
-    expect(await getRunnerInbox(env).get(a.job_id)).toMatchObject({ status: "queued", attempt: 0 });
-    expect(await getRunnerInbox(env).get(b.job_id)).toMatchObject({ status: "queued", attempt: 0 });
+    expect(await inboxJob(env, a.job_id)).toMatchObject({ status: "queued", attempt: 0 });
+    expect(await inboxJob(env, b.job_id)).toMatchObject({ status: "queued", attempt: 0 });
 
     const again = createMessageBatch("crewplane-dispatch", [messages[0]!]);
     await worker.queue(again, env);
     expect((await getQueueResult(again, createExecutionContext())).explicitAcks).toEqual(["m-a"]);
-    expect(await getRunnerInbox(env).get(a.job_id)).toMatchObject({ status: "queued", attempt: 0 });
+    expect(await inboxJob(env, a.job_id)).toMatchObject({ status: "queued", attempt: 0 });
   });
 });

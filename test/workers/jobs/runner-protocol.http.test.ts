@@ -2,7 +2,7 @@ import { createMessageBatch, createExecutionContext, createScheduledController, 
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
-import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
+import { inboxJob } from "../../factories/inbox-pools";
 import { prepareJob } from "../../../src/jobs/submit";
 import worker from "../../../src/workers/index";
 import { TICK_NAMES, TICKS } from "../../../src/workers/cron/ticks";
@@ -103,7 +103,7 @@ describe("runner protocol through the Worker", () => {
     // (a probing lease would take a job out of the race).
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline) {
-      const inboxViews = await Promise.all([...ids].map((id) => getRunnerInbox(env).get(id)));
+      const inboxViews = await Promise.all([...ids].map((id) => inboxJob(env, id)));
       if (inboxViews.every((v) => v?.status === "queued")) break;
       await new Promise((r) => setTimeout(r, 100));
     }

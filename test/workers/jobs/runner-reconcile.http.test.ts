@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
-import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
+import { inboxJob } from "../../factories/inbox-pools";
 import { prepareJob } from "../../../src/jobs/submit";
 import { call, createRunner } from "../../factories";
 import { eventually, recordingOwnerCalls } from "../../factories/inbox";
@@ -36,16 +36,16 @@ describe("reconciling D1 with the inbox (issue 5, item 3)", () => {
     const arrived = await submitDelivered({ prompt: "arrived normally" });
 
     expect((await tick()).reconciled).toMatchObject({ redispatched: 0 });
-    expect(await getRunnerInbox(env).get(lost)).toBeNull();
+    expect(await inboxJob(env, lost)).toBeNull();
 
     await call("/v1/admin/clock", { body: { advance_ms: 2 * MINUTE + 1_000 } });
     const first = await tick();
     expect(first.reconciled).toMatchObject({ redispatched: 1 });
     expect(first.reconciled.examined).toBeGreaterThanOrEqual(2);
-    expect(await getRunnerInbox(env).get(lost)).toMatchObject({ status: "queued", attempt: 0 });
+    expect(await inboxJob(env, lost)).toMatchObject({ status: "queued", attempt: 0 });
     // the inbox ignores what it already holds: a second tick adopts nothing
     expect((await tick()).reconciled).toMatchObject({ redispatched: 0 });
-    expect(await getRunnerInbox(env).get(arrived)).toMatchObject({ status: "queued", attempt: 0 });
+    expect(await inboxJob(env, arrived)).toMatchObject({ status: "queued", attempt: 0 });
 
     const job = await leaseJob(runner.token, lost);
     expect(job).toMatchObject({ attempt: 1, payload: { prompt: "lost on the way" } });
@@ -97,10 +97,10 @@ describe("reconciling D1 with the inbox (issue 5, item 3)", () => {
     });
     await call("/v1/admin/clock", { body: { advance_ms: 23 * 60 * MINUTE } });
     expect((await tick()).pruned).toBe(0);
-    expect(await getRunnerInbox(env).get(jobId)).toMatchObject({ status: "completed" });
+    expect(await inboxJob(env, jobId)).toMatchObject({ status: "completed" });
     await call("/v1/admin/clock", { body: { advance_ms: 2 * 60 * MINUTE } });
     expect((await tick()).pruned).toBeGreaterThanOrEqual(1);
-    expect(await getRunnerInbox(env).get(jobId)).toBeNull();
+    expect(await inboxJob(env, jobId)).toBeNull();
     expect((await call(`/v1/admin/jobs/${jobId}`)).body).toMatchObject({ status: "completed", result: { text: "kept in D1" } });
   });
 });

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
+import { inboxJob } from "../../factories/inbox-pools";
 import { call, createRunner } from "../../factories";
 import { packet } from "../../factories/packets";
 import { completeStage, failStage, handoff, leaseStages, runEvaluator, type LeasedStage } from "../../factories/scripted-runner";
@@ -211,13 +211,12 @@ describe("POST /v1/employees/:id/goals", () => {
     // The executor's job is dispatched and reaches the inbox, where no runner asks for it.
     const dispatched = await taskOf(taskId, (t) => t.rounds[0].stages.some((st: any) => st.kind === "execute" && st.job_id));
     const jobId = dispatched.rounds[0].stages.find((st: any) => st.kind === "execute").job_id as string;
-    const inbox = getRunnerInbox(env);
     const deadline = Date.now() + 20_000;
-    while ((await inbox.get(jobId))?.status !== "queued" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect((await inbox.get(jobId))?.status).toBe("queued");
+    while ((await inboxJob(env, jobId))?.status !== "queued" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect((await inboxJob(env, jobId))?.status).toBe("queued");
 
     expect((await call(`/v1/tasks/${taskId}/settle`, { body: { status: "failed" } })).status).toBe(200);
-    expect((await inbox.get(jobId))?.status).toBe("dead");
+    expect((await inboxJob(env, jobId))?.status).toBe("dead");
     const job = (await call(`/v1/admin/jobs/${jobId}`)).body;
     expect(job).toMatchObject({ status: "dead", error: { code: "round_ended" } });
     // The stage is recorded like any stage that ended without running, and nothing else is launched.

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { jobs, teamPackets } from "../../../src/db/schema";
-import { getRunnerInbox } from "../../../src/durable-objects/runner-inbox-rpc";
+import { inboxJob } from "../../factories/inbox-pools";
 import { prepareJob, REDACTED_SECRET } from "../../../src/jobs/submit";
 import { markStage } from "../../../src/team/composer";
 import { openTeamGoal } from "../../../src/team/goals";
@@ -76,7 +76,7 @@ describe("a stage job whose dispatch was lost", () => {
     const tick = await call("/v1/admin/ticks/leases", { method: "POST" });
     expect(tick.status).toBe(200);
     expect(tick.body.summary.reconciled).toMatchObject({ invalid: 1, redispatched: 0 });
-    expect(await getRunnerInbox(env).get(lost.jobId)).toBeNull();
+    expect(await inboxJob(env, lost.jobId)).toBeNull();
     expect((await call(`/v1/admin/jobs/${lost.jobId}`)).body).toMatchObject({
       status: "dead",
       error: { code: "member_token_unrecoverable" },

@@ -2,7 +2,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { getDb } from "../../../db/client";
 import type { credentials } from "../../../db/schema";
-import { getRunnerInbox, type RunnerActivity } from "../../../durable-objects/runner-inbox-rpc";
+import type { RunnerActivity } from "../../../durable-objects/runner-inbox-rpc";
+import { revokeEverywhere, runnerActivityEverywhere } from "../../../jobs/inbox-routing";
 import { requireAuth } from "../../middleware/require-auth";
 import { credentialCursor, findCredential, listCredentials, mintCredential, revokeCredential } from "../../../lib/credentials";
 import { notFound } from "../../../lib/errors";
@@ -39,12 +40,13 @@ export const runnersRoutes = new Hono<AppEnv>()
     ]);
     return c.json({ runner_id: cred.id, name, token: cred.token }, 201);
   })
-  // The fleet at a glance: every runner token, when it last asked for work, how many jobs it holds.
+  // The fleet at a glance: every runner token, when it last asked for work, how many jobs it holds
+  // (summed over the inboxes of every runtime pool).
   .get("/", requireAuth({ operator: "viewer" }), validate("query", keysetPageQuery(credentialCursor)), async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const [page, activity] = await Promise.all([
       listCredentials(getDb(c.env.DB), "runner", { limit, after: cursor }),
-      getRunnerInbox(c.env).runnerActivity(),
+      runnerActivityEverywhere(c.env),
     ]);
     const byId = new Map(activity.map((a) => [a.runner_id, a]));
     return c.json({ runners: page.items.map((r) => runnerView(r, byId.get(r.id))), next_cursor: page.next_cursor });
@@ -54,14 +56,14 @@ export const runnersRoutes = new Hono<AppEnv>()
     const { id } = c.req.valid("param");
     const row = await findCredential(getDb(c.env.DB), id);
     if (!row || row.kind !== "runner") throw notFound(`runner ${id}`);
-    const activity = (await getRunnerInbox(c.env).runnerActivity()).find((a) => a.runner_id === id);
+    const activity = (await runnerActivityEverywhere(c.env)).find((a) => a.runner_id === id);
     return c.json(runnerView(row, activity));
   })
   .delete("/:id", requireAuth({ operator: "admin" }), validate("param", runnerParam), async (c) => {
     const row = await revokeCredential(getDb(c.env.DB), "runner", c.req.valid("param").id, c.var.principal.id, c.var.clock.now());
     // The token is refused from now on, but a long-poll it opened earlier is already inside the
-    // inbox: tell the inbox, which ends that runner's polls and hands back what it held. Revoking
+    // inbox: tell every inbox (each pool), which ends that runner's polls and hands back what it held. Revoking
     // again repeats this, so a failure here is retried by repeating the request.
-    const inbox = await getRunnerInbox(c.env).revokeRunner({ runnerId: row.id, now: c.var.clock.nowMs() });
+    const inbox = await revokeEverywhere(c.env, { runnerId: row.id, now: c.var.clock.nowMs() });
     return c.json({ runner_id: row.id, name: row.name, revoked_at: row.revokedAt, inbox });
   });
