@@ -139,8 +139,8 @@ export default {
     ];
     return {
       rows: [
-        { path: "POST /v1/council/sessions/:id/dialog", product: dialog, baseline: dialogBase, goal: 0.6 },
-        { path: "POST /v1/nodes/:id/heartbeat", product: heartbeat, baseline: heartbeatBase, goal: 0.6 },
+        { path: "POST /v1/council/sessions/:id/dialog", product: dialog, baseline: dialogBase, goal: 0.8 },
+        { path: "POST /v1/nodes/:id/heartbeat", product: heartbeat, baseline: heartbeatBase, goal: 0.8 },
       ],
       checks,
       notes: [

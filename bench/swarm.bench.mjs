@@ -14,7 +14,7 @@ const SESSIONS = 10;
 const HOT_NODES = 8;
 /** src/nodes/presence.ts: PRESENCE_WINDOW_MS and PRESENCE_SHARDS. */
 const WINDOW_MS = 10 * 60_000;
-const SHARDS = 32;
+const SHARDS = 8;
 const HEARTBEAT_EVERY_MS = 60_000;
 const PROPOSAL_BODY =
   "Every week the council publishes a digest of all sessions, ballots and principles, so that nodes outside the council can follow its work and object in time. The digest is generated from the public trail.";

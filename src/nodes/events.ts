@@ -93,7 +93,7 @@ export interface RecordedBeat extends Beat {
 }
 
 /**
- * A heartbeat (issue 26): read the node's state and its pending page in one read-only D1 batch, then
+ * A heartbeat (issue 26): read the node's state and its pending page in one read-only D1 statement, then
  * write D1 only when a query needs it (src/nodes/presence.ts): the first heartbeat of a window, or an
  * `ack_through` that moves the acknowledgement watermark (never backwards, never past the node's
  * newest event, so a bad `ack_through` cannot swallow future events). Otherwise a presence shard
@@ -142,10 +142,15 @@ interface PendingRow {
   created_at: string;
 }
 
-interface StateRow {
+/** A row of the heartbeat's read: the node's state, and one pending event (all null when none is). */
+interface BeatRow {
   last_heartbeat_at: string | null;
   acked_through: number;
   newest: number;
+  id: number | null;
+  type: string | null;
+  payload: string | null;
+  created_at: string | null;
 }
 
 async function runHeartbeat(
@@ -170,16 +175,18 @@ async function runHeartbeat(
     token?.secret_hash ?? null,
     new Date(nowMs - PRESENCE_WINDOW_MS).toISOString(),
   ];
-  const [state, pending] = await db.$client.batch([
-    db.$client.prepare(q.state).bind(...params.slice(0, q.stateParams)),
-    db.$client.prepare(q.pending).bind(...params.slice(0, q.pendingParams)),
-  ]);
-  const node = (state!.results as StateRow[])[0];
+  // One statement: the node's state joined to its pending page (no row: the token did not pass, or the
+  // node is gone or suspended; one row with a null id: nothing pending).
+  const { results } = await db.$client
+    .prepare(q.read)
+    .bind(...params.slice(0, q.readParams))
+    .all<BeatRow>();
+  const node = results[0];
   // Nothing read: the token did not pass, or the node is gone or suspended (the caller says which).
   if (!node) return null;
   const d1Ms = node.last_heartbeat_at === null ? null : Date.parse(node.last_heartbeat_at);
   const plan = planBeat({ d1LastBeatMs: d1Ms, ackedThrough: node.acked_through, newestEventId: node.newest }, ackThrough, nowMs);
-  const page = beatOf(pending!.results as PendingRow[], limit);
+  const page = beatOf(node.id === null ? [] : (results as PendingRow[]), limit);
   if (plan.writeBeat || plan.moveAck) {
     const written = await db.$client
       .prepare(q.write)
@@ -283,10 +290,13 @@ const TAKE = `UPDATE nodes SET acked_through = (SELECT MAX(id) FROM (${PENDING_P
 function beatSql(guard: string) {
   const newest = `(SELECT COALESCE(MAX(id), 0) FROM node_events WHERE node_id = ?1)`;
   const live = `id = ?1 AND suspended_at IS NULL${guard}`;
-  const state = `SELECT last_heartbeat_at, acked_through, ${newest} AS newest FROM nodes WHERE ${live}`;
-  const pending = `SELECT id, type, payload, created_at FROM node_events
-    WHERE node_id = ?1 AND id > (SELECT MAX(acked_through, MIN(?3, ${newest})) FROM nodes WHERE ${live}) AND delivered_at IS NULL
-    ORDER BY id LIMIT ?4`;
+  // The state and the pending page in one statement (one D1 round trip, one statement to run): the
+  // node's row (at most one, by primary key) left-joined to its events past the watermark the
+  // acknowledgement leads to, in id order (the (node_id, id) index gives the order; no sort).
+  const read = `SELECT s.last_heartbeat_at, s.acked_through, s.newest, e.id, e.type, e.payload, e.created_at
+    FROM (SELECT last_heartbeat_at, acked_through, ${newest} AS newest FROM nodes WHERE ${live}) AS s
+    LEFT JOIN node_events AS e ON e.node_id = ?1 AND e.id > MAX(s.acked_through, MIN(?3, s.newest)) AND e.delivered_at IS NULL
+    ORDER BY e.id LIMIT ?4`;
   // A window's first heartbeat takes last_heartbeat_at unless a racing one of the same window did
   // (then, with no watermark to move, nothing is written: D1 takes one write per window); the test
   // clock going back resets it, as before presence.
@@ -296,7 +306,7 @@ function beatSql(guard: string) {
     WHERE ${live} AND (last_heartbeat_at IS NULL OR last_heartbeat_at <= ?7 OR last_heartbeat_at > ?2 OR acked_through < MIN(?3, ${newest}))
     RETURNING last_heartbeat_at`;
   // D1 wants exactly as many bound values as the statement's highest parameter number.
-  return { state, pending, write, stateParams: guard ? 6 : 1, pendingParams: guard ? 6 : 4 };
+  return { read, write, readParams: guard ? 6 : 4 };
 }
 const BEAT = beatSql("");
 const BEAT_WITH_TOKEN = beatSql(` AND ${liveSubjectSql("node", "?5", "?6", "?2")} = ?1`);

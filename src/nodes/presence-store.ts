@@ -22,10 +22,15 @@ export interface PresenceReader {
 
 /**
  * How long an isolate gathers held heartbeats for one shard before one `recordMany` call takes them
- * all: with many heartbeats a second a shard gets a few calls a second per isolate instead of one per
- * heartbeat. Far inside the minutes of slack a held beat has (src/nodes/presence.ts).
+ * all: with many heartbeats a second a shard gets about one call a second per isolate instead of one
+ * per heartbeat (a Durable Object call costs more than the read batch the heartbeat itself pays).
+ * Far inside the minutes of slack a held beat has (src/nodes/presence.ts), and far inside the 30 s a
+ * request's `waitUntil` may run after its answer.
  */
-export const PRESENCE_BATCH_MS = 200;
+export const PRESENCE_BATCH_MS = 1_000;
+
+/** A batch this full goes out with its timer and the next beat starts a new one (recordMany takes up to 5,000). */
+const PRESENCE_BATCH_MAX = 2_000;
 
 interface Batch {
   beats: Map<string, { atMs: number; d1Ms: number | null }>;
@@ -41,7 +46,7 @@ function enqueue(env: Pick<Env, "NODE_PRESENCE" | "DB">, nodeId: string, atMs: n
   if (!batch) {
     const beats: Batch["beats"] = new Map();
     const sent = new Promise<void>((resolve) => setTimeout(resolve, PRESENCE_BATCH_MS)).then(async () => {
-      batches.delete(shard); // beats from now on start the next batch
+      if (batches.get(shard)?.beats === beats) batches.delete(shard); // beats from now on start the next batch
       const list = [...beats].map(([id, b]) => ({ nodeId: id, atMs: b.atMs, d1Ms: b.d1Ms }));
       try {
         await getPresenceShard(env, shard).recordMany({ beats: list });
@@ -64,6 +69,7 @@ function enqueue(env: Pick<Env, "NODE_PRESENCE" | "DB">, nodeId: string, atMs: n
   // The latest beat, and the oldest D1 value any of them read (its deadline is the earliest).
   const d1 = prev === undefined ? d1Ms : prev.d1Ms === null || d1Ms === null ? null : Math.min(prev.d1Ms, d1Ms);
   batch.beats.set(nodeId, { atMs: Math.max(prev?.atMs ?? atMs, atMs), d1Ms: d1 });
+  if (batch.beats.size >= PRESENCE_BATCH_MAX && batches.get(shard) === batch) batches.delete(shard);
   return batch.sent;
 }
 

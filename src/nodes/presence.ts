@@ -35,8 +35,17 @@ export const PRESENCE_WINDOW_MS = 10 * 60_000;
  */
 export const FLUSH_AHEAD_MS = PRESENCE_WINDOW_MS / 2;
 
-/** Shards of the presence objects. Fixed: a node's shard is a hash of its id (see presenceShard). */
-export const PRESENCE_SHARDS = 32;
+/**
+ * Shards of the presence objects; a node's shard is a hash of its id (see presenceShard). Few: each
+ * isolate makes one call per shard per batch window (presence-store.ts), so the shard count bounds
+ * the Durable Object calls heartbeats cost (32 shards cost a heartbeat about a fifth of its CPU in
+ * the council benchmark, 8 next to nothing). 100k nodes beating every minute are 208 held beats a
+ * second per shard, in about one call a second per isolate: far below an object's ~1,000 requests
+ * a second. Changing the count moves nodes to other shards: a beat an old shard still holds reaches
+ * D1 by that shard's own alarm (only forward), so D1's windows stay exact; until then the node view
+ * may show D1's older time.
+ */
+export const PRESENCE_SHARDS = 8;
 
 /** What the heartbeat read from D1 about its node. */
 export interface BeatFacts {
