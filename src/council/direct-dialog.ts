@@ -152,16 +152,17 @@ function directSql(type: DialogType): readonly DirectStatement[] {
     `UPDATE nodes SET last_dialog_at = ?6 WHERE id = ${posted}`,
     // A member responds once per session (noteMemberPost): their first dialog in diverge or challenge
     // that is not an amendment, whichever path wrote it. This one is the first when it is the only one.
+    // The count (an index range since 0020) before the state's JSON: only a first response reads it.
     `UPDATE council_term_members SET responses = MIN(requests, responses + 1)
     WHERE term_id = (SELECT term_id FROM council_sessions WHERE id = ?2)
       AND node_id = ${posted}
+      AND (SELECT COUNT(*) FROM council_dialogs d
+           WHERE d.session_id = ?2 AND d.node_id = ${posted}
+             AND d.phase IN ('diverge', 'challenge') AND d.dialog_type <> 'amend') = 1
       AND EXISTS (
         SELECT 1 FROM council_sessions s, json_each(s.state, '$.members') m
         WHERE s.id = ?2 AND json_extract(m.value, '$.node_id') = ${posted}
-          AND json_extract(m.value, '$.replaced_by') IS NULL AND json_extract(m.value, '$.source') = 'term')
-      AND (SELECT COUNT(*) FROM council_dialogs d
-           WHERE d.session_id = ?2 AND d.node_id = ${posted}
-             AND d.phase IN ('diverge', 'challenge') AND d.dialog_type <> 'amend') = 1`,
+          AND json_extract(m.value, '$.replaced_by') IS NULL AND json_extract(m.value, '$.source') = 'term')`,
     `UPDATE council_sessions SET next_check_at = ?11
     WHERE id = ?2 AND EXISTS (SELECT 1 FROM council_dialogs WHERE id = ?1)
       AND (next_check_at IS NULL OR next_check_at > ?11)

@@ -130,7 +130,8 @@ export const councilDialogs = sqliteTable(
     amendmentContent: text("amendment_content"),
     createdAt: text("created_at").notNull(),
   },
-  (t) => [uniqueIndex("council_dialogs_seq_idx").on(t.sessionId, t.seq)],
+  // The per-poster dialog cap counts a node's dialogs in a session on every post (issue 26: without it the count scans the session).
+  (t) => [uniqueIndex("council_dialogs_seq_idx").on(t.sessionId, t.seq), index("council_dialogs_node_idx").on(t.sessionId, t.nodeId)],
 );
 
 /** One ballot per node per session: the primary key is the "second vote is 409" rule's backstop. */
