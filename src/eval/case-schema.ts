@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { workspaceRelPath as workspacePath } from "../jobs/isolated-workspace";
 
 /**
  * The eval case format (issue 22 part 1; seed 002 "何を計測するか"). One TOML file per case at
@@ -11,15 +12,6 @@ import { z } from "zod";
 
 /** Domain directories and case file stems: lower-case slugs, so ids are stable in reports and URLs. */
 export const SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-
-/** A relative path inside the workspace: no absolute paths, no `..`, no backslashes. */
-const workspacePath = z
-  .string()
-  .min(1)
-  .max(256)
-  .refine((p) => !p.startsWith("/") && !p.includes("\\") && !p.split("/").some((s) => s === ".." || s === "." || s === ""), {
-    message: "must be a relative path without '.', '..' or empty segments",
-  });
 
 const REGEX_FLAGS = /^[imsu]*$/;
 

@@ -9,14 +9,25 @@ import { z } from "zod";
  */
 export const WORKSPACE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-/** A relative path inside a workspace: no absolute paths, no `..`, no backslashes. */
-export const workspaceRelPath = z
-  .string()
-  .min(1)
-  .max(256)
-  .refine((p) => !p.startsWith("/") && !p.includes("\\") && !p.split("/").some((s) => s === ".." || s === "." || s === ""), {
-    message: "must be a relative path without '.', '..' or empty segments",
-  });
+/**
+ * Why `path` may not name a file in a workspace (undefined: it may). Pure; the Worker's schemas and
+ * the runner, which writes and reads these paths, share it: a relative path, no NUL, no backslash,
+ * no `.`, `..` or empty segment (so no leading or trailing `/`).
+ */
+export function workspacePathProblem(path: string): string | undefined {
+  if (path.length === 0 || path.length > 256) return "must be 1 to 256 characters";
+  if (path.includes("\0")) return "contains a NUL byte";
+  if (path.startsWith("/")) return "is absolute";
+  if (path.includes("\\")) return "contains a backslash";
+  if (path.split("/").some((s) => s === "" || s === "." || s === "..")) return "has a '.', '..' or empty segment";
+  return undefined;
+}
+
+/** A relative path inside a workspace (a case's fixture, an observed file). */
+export const workspaceRelPath = z.string().superRefine((p, ctx) => {
+  const problem = workspacePathProblem(p);
+  if (problem) ctx.addIssue({ code: "custom", message: `workspace path ${JSON.stringify(p)} ${problem}` });
+});
 
 export const isolatedWorkspace = z.object({
   key: z.string().regex(WORKSPACE_KEY),

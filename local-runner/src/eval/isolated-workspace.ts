@@ -23,43 +23,11 @@
 import { randomBytes } from "node:crypto";
 import { cp, lstat, mkdir, readdir, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { z } from "zod";
+import { WORKSPACE_KEY, workspacePathProblem } from "../../../src/jobs/isolated-workspace.ts";
 import type { Logger } from "../logger.ts";
-
-export const WORKSPACE_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** Written into every isolated workspace when it is created; touched at every use. */
 export const MARKER = ".crewplane-eval-workspace.json";
-
-/**
- * Why `path` may not name a file in a workspace (undefined: it may). Pure. The Worker's rule: a
- * relative path, no backslash, no `.`, `..` or empty segment (so no leading or trailing `/`).
- */
-export function workspacePathProblem(path: string): string | undefined {
-  if (path.length === 0 || path.length > 256) return "must be 1 to 256 characters";
-  if (path.includes("\0")) return "contains a NUL byte";
-  if (path.startsWith("/")) return "is absolute";
-  if (path.includes("\\")) return "contains a backslash";
-  if (path.split("/").some((s) => s === "" || s === "." || s === "..")) return "has a '.', '..' or empty segment";
-  return undefined;
-}
-
-const relPath = z.string().superRefine((p, ctx) => {
-  const problem = workspacePathProblem(p);
-  if (problem) ctx.addIssue({ code: "custom", message: `workspace path ${JSON.stringify(p)} ${problem}` });
-});
-
-/** The team_stage payload's `workspace` (src/jobs/isolated-workspace.ts `isolatedWorkspace`). */
-export const isolatedWorkspaceSchema = z.object({
-  key: z.string().regex(WORKSPACE_KEY),
-  files: z.record(relPath, z.string().max(65_536)).default({}),
-});
-
-/** The utility payload's `workspace` (src/jobs/isolated-workspace.ts `observedWorkspace`). */
-export const observedWorkspaceSchema = z.object({
-  key: z.string().regex(WORKSPACE_KEY),
-  observe_paths: z.array(relPath).max(64),
-});
 
 export const isolatedWorkspacesRoot = (home: string): string => join(home, "eval-workspaces");
 

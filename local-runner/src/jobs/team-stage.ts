@@ -18,7 +18,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { ensureIsolatedWorkspace, isolatedWorkspaceSchema, useIsolatedWorkspace } from "../eval/isolated-workspace.ts";
+import { isolatedWorkspace } from "../../../src/jobs/isolated-workspace.ts";
+import { ensureIsolatedWorkspace, useIsolatedWorkspace } from "../eval/isolated-workspace.ts";
 import type { McpCallRecord } from "../mcp/server.ts";
 import { checkMemberRound } from "../members/round-check.ts";
 import { checkArtifacts } from "../members/receipts.ts";
@@ -101,7 +102,7 @@ export const teamStagePayloadSchema = z
       .loose()
       .optional(),
     /** The arm's isolated workspace (src/jobs/isolated-workspace.ts): the member works there, not in the employee's. */
-    workspace: isolatedWorkspaceSchema.optional(),
+    workspace: isolatedWorkspace.optional(),
   })
   .loose();
 export type TeamStageJobPayload = z.infer<typeof teamStagePayloadSchema>;

@@ -9,7 +9,8 @@
  * reports the same contents as `files`. A workspace that is not there fails the job (`workspace_missing`).
  */
 import { z } from "zod";
-import { findIsolatedWorkspace, isolatedWorkspaceDir, observedWorkspaceSchema, useIsolatedWorkspace } from "../eval/isolated-workspace.ts";
+import { observedWorkspace } from "../../../src/jobs/isolated-workspace.ts";
+import { findIsolatedWorkspace, isolatedWorkspaceDir, useIsolatedWorkspace } from "../eval/isolated-workspace.ts";
 import { levelObserved, workspaceBlock } from "../eval/workspace-block.ts";
 import { observeFiles } from "../eval/workspace.ts";
 import type { ObservedFiles } from "../eval/workspace.ts";
@@ -28,7 +29,7 @@ export const utilityPayloadSchema = z.object({
   model: z.string().min(1).nullish(),
   timeout_ms: z.number().int().positive(),
   output_schema: z.enum(OUTPUT_SCHEMA_NAMES).nullish(),
-  workspace: observedWorkspaceSchema.nullish(),
+  workspace: observedWorkspace.nullish(),
 });
 export type UtilityPayload = z.infer<typeof utilityPayloadSchema>;
 

@@ -12,13 +12,15 @@ import {
   ensureIsolatedWorkspace,
   findIsolatedWorkspace,
   isolatedWorkspaceDir,
-  isolatedWorkspaceSchema,
   isolatedWorkspacesRoot,
-  observedWorkspaceSchema,
   sweepIsolatedWorkspaces,
   useIsolatedWorkspace,
-  workspacePathProblem,
 } from "../../../local-runner/src/eval/isolated-workspace.ts";
+import {
+  isolatedWorkspace as isolatedWorkspaceSchema,
+  observedWorkspace as observedWorkspaceSchema,
+  workspacePathProblem,
+} from "../../../src/jobs/isolated-workspace.ts";
 import { WORKSPACE_FILES_BYTES, levelObserved, workspaceBlock } from "../../../local-runner/src/eval/workspace-block.ts";
 import { observeFiles } from "../../../local-runner/src/eval/workspace.ts";
 import { createMemoryLogger } from "../../../local-runner/src/logger.ts";
