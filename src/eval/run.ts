@@ -533,7 +533,19 @@ async function openNextArm(
       .returning({ seq: evalJobs.seq }),
   ]);
   if (claimed.length === 0) return "stop"; // another dispatcher took the slot or the row
-  const opened = await openArm(env, db, { runId: run.id, row, case: c, request, actor: run.createdBy }, now);
+  let opened: Awaited<ReturnType<typeof openArm>>;
+  try {
+    opened = await openArm(env, db, { runId: run.id, row, case: c, request, actor: run.createdBy }, now);
+  } catch (err) {
+    // Not retried blindly: a half-opened arm's task may exist (isolated-goal.ts ends it), and a second
+    // try would open a second round. The arm ends unscored, with why.
+    console.error(`eval: run ${run.id} arm ${row.seq} could not be opened`, err);
+    await db
+      .update(evalJobs)
+      .set({ status: "done", verdict: "unscored", detail: { ...arm, reason: "arm_open_failed" }, updatedAt: at })
+      .where(and(where, eq(evalJobs.status, "dispatched"), isNull(evalJobs.jobId)));
+    return "next";
+  }
   if (opened.kind === "retry") {
     await db
       .update(evalJobs)
@@ -561,10 +573,23 @@ async function openNextArm(
  * racing here queue one verifier. A round that never ran members is not judged: the workspace would
  * show nothing the arm did.
  */
+/** How long an arm may sit claimed without its round's task recorded before it counts as lost. */
+const ARM_OPEN_LOST_MS = 10 * 60_000;
+
 async function advanceArm(env: Env, run: EvalRunRow, row: EvalJobRow, suites: readonly Suite[], now: Date): Promise<boolean> {
   const db = getDb(env.DB);
   const arm = armOf(row);
-  if (arm.phase !== "round" || !arm.task_id || row.jobId) return false;
+  if (arm.phase !== "round" || row.jobId) return false;
+  if (!arm.task_id) {
+    // Claimed but never recorded as opened: the Worker stopped in between. Past the window it ends
+    // unscored rather than holding its run open forever (a second open could run a second round).
+    if (now.getTime() - Date.parse(row.updatedAt) < ARM_OPEN_LOST_MS) return false;
+    await db
+      .update(evalJobs)
+      .set({ status: "done", verdict: "unscored", detail: { ...arm, reason: "arm_open_lost" }, updatedAt: now.toISOString() })
+      .where(and(eq(evalJobs.runId, run.id), eq(evalJobs.seq, row.seq), eq(evalJobs.status, "dispatched"), isNull(evalJobs.jobId)));
+    return true;
+  }
   const task = await db.select({ status: tasks.status }).from(tasks).where(eq(tasks.id, arm.task_id)).get();
   if (task?.status === "assigned") return false;
   const at = now.toISOString();

@@ -82,10 +82,15 @@ export async function openIsolatedGoal(env: Env, db: Db, input: IsolatedGoalInpu
     1,
   );
   const goal = { title: input.title, acceptance_criteria: input.acceptance_criteria, workspace: input.workspace };
-  const opened =
-    created.assigned_to === input.employeeId
-      ? await openTeamGoal(db, { taskId: created.task_id, employee, goal, rounds_left: 1 }, now)
-      : null;
+  let opened: Awaited<ReturnType<typeof openTeamGoal>> | null = null;
+  try {
+    if (created.assigned_to === input.employeeId)
+      opened = await openTeamGoal(db, { taskId: created.task_id, employee, goal, rounds_left: 1 }, now);
+  } catch (err) {
+    // A goal task without its frozen team would be worked solo by the loop, in the real workspace.
+    await settleTask(db, created.task_id, { status: "failed" }, actor, now).catch(() => undefined);
+    throw err;
+  }
   if (opened?.team !== "frozen") {
     const reason = opened ? `team_${opened.team}` : "routed_elsewhere";
     const detail = opened ? `the arm's team did not form (${opened.team})` : `the task was routed to ${created.assigned_to}`;

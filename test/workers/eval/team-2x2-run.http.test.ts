@@ -203,4 +203,38 @@ describe("the team 2×2", () => {
       expect(t.status).not.toBe("assigned");
     }
   });
+
+  it("ends an arm the Worker claimed but never recorded as opened unscored after ten minutes, so its run can finish", async () => {
+    // What a Worker that stopped between claiming the arm and opening its round leaves behind.
+    const request = {
+      roles: ["planner"],
+      compare: { weak: WEAK, strong: STRONG },
+      team_2x2: { verifier: JUDGE },
+      employee_id: "mio",
+      k: 1,
+    };
+    const design = { ...DEFAULT_DESIGN, k: 1 };
+    const at = new Date(Date.now() - 11 * 60_000).toISOString();
+    await env.DB.batch([
+      env.DB.prepare(
+        "INSERT INTO eval_runs (id, status, request, design, resolution, total_jobs, created_by, created_at) VALUES ('evr_00000000000010a5', 'running', ?, ?, '{}', 1, 'admin', ?)",
+      ).bind(JSON.stringify(request), JSON.stringify(design), at),
+      env.DB.prepare(
+        "INSERT INTO eval_jobs (run_id, seq, role, runtime, model, domain, case_id, repeat, status, detail, updated_at) VALUES ('evr_00000000000010a5', 1, 'team_arm', 'codex', ?, ?, ?, 1, 'dispatched', ?, ?)",
+      ).bind(WEAK.model, picked[0]!.domain, picked[0]!.id, JSON.stringify({ planner: "weak", executor: "weak", phase: "round" }), at),
+    ]);
+    expect((await call("/v1/admin/ticks/eval", { method: "POST" })).status).toBe(200);
+    const row = await env.DB.prepare("SELECT status, verdict, detail FROM eval_jobs WHERE run_id = 'evr_00000000000010a5'").first<any>();
+    expect(row).toMatchObject({ status: "done", verdict: "unscored" });
+    expect(JSON.parse(row.detail).reason).toBe("arm_open_lost");
+    // Nothing was opened for it, and the run ended with a report that counts the row as incomplete.
+    const view = (await call("/v1/eval/matrix/evr_00000000000010a5")).body;
+    expect(view.status).toBe("done");
+    expect(view.report.team_2x2).toMatchObject({
+      complete_rows: 0,
+      incomplete_rows: 1,
+      invest_first: "unresolved",
+      reason: "no_complete_rows",
+    });
+  });
 });
