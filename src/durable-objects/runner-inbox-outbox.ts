@@ -16,6 +16,15 @@ export class InboxOutbox {
   /** The delivery in progress, and the one queued behind it (see `flush`). */
   private delivery: Promise<void> | null = null;
   private nextDelivery: Promise<void> | null = null;
+  /**
+   * What storage may hold, kept in memory so a call that changed nothing reads nothing (issue 26
+   * item 5). Each is false only when storage was seen empty, synchronously, and no notice came since;
+   * true at start, so an object that restarts looks once.
+   */
+  private mayHaveNotices = true;
+  private mayHaveOwnerCalls = true;
+  /** Notices recorded so far: a delivery that saw none arrive while it awaited D1 knows it is done. */
+  private recorded = 0;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -38,6 +47,8 @@ export class InboxOutbox {
       at: new Date(change.at).toISOString(),
     };
     const { seq } = this.sql.exec<{ seq: number }>(`INSERT INTO outbox (notice) VALUES (?) RETURNING seq`, JSON.stringify(notice)).one();
+    this.mayHaveNotices = true;
+    this.recorded++;
     if (isJobEnd(notice.status)) {
       const end: JobEnd = {
         job_id: notice.job_id,
@@ -51,24 +62,23 @@ export class InboxOutbox {
         ...(notice.reason !== undefined ? { reason: notice.reason } : {}),
       };
       this.sql.exec(`INSERT INTO owner_calls (seq, job_end, next_at) VALUES (?, ?, ?)`, seq, JSON.stringify(end), Date.now());
+      this.mayHaveOwnerCalls = true;
     }
   }
 
   /** Mirrors what is pending to D1, then tells owners of ended jobs. */
   async deliver(): Promise<void> {
-    if (this.pending()) await this.flush();
-    await this.callOwners();
+    if (this.mayHaveNotices) await this.flush();
+    if (this.mayHaveOwnerCalls) await this.callOwners();
   }
 
   /** When the alarm must come back for this side (real ms), or null: an owner call's retry, undelivered notices. */
   nextDeadline(): number | null {
-    const { owner } = this.sql.exec<{ owner: number | null }>(`SELECT MIN(next_at) AS owner FROM owner_calls`).one();
-    const candidates = [...(owner !== null ? [owner] : []), ...(this.pending() ? [Date.now() + OUTBOX_RETRY_MS] : [])];
+    const owner = this.mayHaveOwnerCalls
+      ? this.sql.exec<{ owner: number | null }>(`SELECT MIN(next_at) AS owner FROM owner_calls`).one().owner
+      : null;
+    const candidates = [...(owner !== null ? [owner] : []), ...(this.mayHaveNotices ? [Date.now() + OUTBOX_RETRY_MS] : [])];
     return candidates.length ? Math.min(...candidates) : null;
-  }
-
-  private pending(): boolean {
-    return this.sql.exec(`SELECT 1 FROM outbox LIMIT 1`).toArray().length > 0;
   }
 
   /**
@@ -99,7 +109,11 @@ export class InboxOutbox {
         const rows = this.sql
           .exec<{ seq: number; notice: string }>(`SELECT seq, notice FROM outbox ORDER BY seq LIMIT ?`, OUTBOX_BATCH)
           .toArray();
-        if (rows.length === 0) break;
+        if (rows.length === 0) {
+          this.mayHaveNotices = false;
+          break;
+        }
+        const recordedBefore = this.recorded;
         // Results can be large: keep one D1 batch well below its request size.
         let bytes = 0;
         let take = 0;
@@ -112,6 +126,11 @@ export class InboxOutbox {
           batch.map((r) => ({ seq: r.seq, notice: JSON.parse(r.notice) as InboxNotice })),
         );
         this.sql.exec(`DELETE FROM outbox WHERE seq <= ?`, batch[batch.length - 1]!.seq);
+        // Everything the select saw went, and nothing came while D1 was busy: the outbox is empty.
+        if (take === rows.length && rows.length < OUTBOX_BATCH && this.recorded === recordedBefore) {
+          this.mayHaveNotices = false;
+          break;
+        }
       }
     } catch (err) {
       // Left in the outbox for the alarm to retry; the lease state itself is already safe.
@@ -137,6 +156,10 @@ export class InboxOutbox {
       )
       .toArray()
       .sort((a, b) => a.seq - b.seq);
+    if (due.length === 0) {
+      this.noteOwnerCallsLeft();
+      return;
+    }
     for (const call of due) {
       const end = JSON.parse(call.job_end) as JobEnd;
       try {
@@ -157,6 +180,12 @@ export class InboxOutbox {
         }
       }
     }
+    this.noteOwnerCallsLeft();
+  }
+
+  /** Whether any owner call is left (held, waiting for a retry, or behind an undelivered notice). */
+  private noteOwnerCallsLeft(): void {
+    this.mayHaveOwnerCalls = this.sql.exec(`SELECT 1 FROM owner_calls LIMIT 1`).toArray().length > 0;
   }
 }
 

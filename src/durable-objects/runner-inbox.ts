@@ -39,6 +39,7 @@ import {
   type RunnerActivity,
   type SweepInput,
 } from "./runner-inbox-rpc";
+import { DeadlineBound } from "./runner-inbox-deadlines";
 import { InboxOutbox } from "./runner-inbox-outbox";
 import { migrateInbox, type JobRow } from "./runner-inbox-schema";
 
@@ -79,6 +80,10 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
   private alarmAt: number | null | undefined = undefined;
   /** Notices to D1 and calls to owners: `runner-inbox-outbox.ts`. */
   private readonly outbox: InboxOutbox;
+  /** When the lazy checks may next find something due: `runner-inbox-deadlines.ts`. */
+  private readonly deadlines: DeadlineBound;
+  /** When each runner's last poll was written (clock ms): `last_poll_at` is kept to the second. */
+  private readonly pollWritten = new Map<string, number>();
 
   /** Tells the job's owner that it ended; throwing asks for a retry (see `InboxOutbox`). */
   protected abstract callOwner(end: JobEnd): Promise<void>;
@@ -87,6 +92,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     migrateInbox(ctx.storage);
+    this.deadlines = new DeadlineBound(this.sql);
     this.outbox = new InboxOutbox(
       this.sql,
       env,
@@ -139,11 +145,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     const req = leaseInput.parse(input);
     const deadline = Date.now() + req.waitMs;
     this.observe(req.now);
-    this.sql.exec(
-      `INSERT INTO runners (runner_id, last_poll_at) VALUES (?, ?) ON CONFLICT(runner_id) DO UPDATE SET last_poll_at = excluded.last_poll_at`,
-      req.runnerId,
-      req.now,
-    );
+    this.notePoll(req.runnerId, req.now);
     let claimed: LeasedJob[] = [];
     // The caller's `now` holds until we wait; after a wait the clock has moved on by real time.
     let now = req.now;
@@ -209,6 +211,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     else if (!this.holdsLease(job, req.leaseId, req.runnerId)) outcome = { ok: false, reason: "stale_lease", status: job.status };
     else {
       const expiresAt = req.now + req.extendMs;
+      this.deadlines.lower(expiresAt);
       this.sql.exec(
         `UPDATE jobs SET lease_expires_at = ?, acked = 1, ack_deadline = NULL, updated_at = ? WHERE job_id = ?`,
         expiresAt,
@@ -287,6 +290,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
         req.jobId,
       )
       .one();
+    this.deadlines.noteRow(row);
     const type = decision.status === "queued" ? "job.requeued" : decision.status === "dead" ? "job.dead" : "job.failed";
     this.outbox.record(row, {
       type,
@@ -362,6 +366,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
   async sweep(input: SweepInput): Promise<Maintenance & { pruned: number; pending_notices: number }> {
     const req = sweepInput.parse(input);
     this.observe(req.now);
+    this.deadlines.forget();
     const changed = this.maintain(req.now);
     await this.settle();
     const pending = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM outbox`).one().n;
@@ -390,6 +395,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     this.alarmAt = undefined;
     const clock = await loadClock(this.env);
     this.offsetMs = clock.offsetMs;
+    this.deadlines.forget();
     this.maintain(clock.nowMs());
     await this.settle();
   }
@@ -407,6 +413,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
   private insertQueued(message: DispatchMessage, maxAttempts: number, maxQueueMs: number, now: number): boolean {
     // Queue order and the queue-time limit run from the submission, not from arrival here.
     const submittedAt = Math.min(Date.parse(message.enqueued_at), now);
+    this.deadlines.lower(submittedAt + maxQueueMs);
     return (
       this.sql
         .exec(
@@ -461,6 +468,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
         )
         .toArray()[0];
       if (!row) continue;
+      this.deadlines.noteRow(row);
       this.outbox.record(row, { type: "job.leased", status: "leased", at: now, attempt_record: attemptRecord(row, "leased", null) });
       leased.push({
         job_id: row.job_id,
@@ -480,6 +488,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
   /** The time-based rules, checked lazily by every call (and by the alarm and the tick). */
   private maintain(now: number): Maintenance {
     const changed: Maintenance = { requeued: 0, dead: 0, unacknowledged: 0, no_runner: 0 };
+    if (!this.deadlines.mayBeDue(now)) return changed;
     const unacked = this.sql.exec<JobRow>(`SELECT * FROM jobs WHERE acked = 0 AND ack_deadline <= ? AND status = 'leased'`, now).toArray();
     for (const job of unacked) this.release(job, now, "lease_unacknowledged");
     changed.unacknowledged = unacked.length;
@@ -508,6 +517,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
       this.outbox.record(row, { type: "job.dead", status: "dead", at: now, reason: "no_runner", error });
     }
     changed.no_runner = waitedOut.length;
+    this.deadlines.recompute();
     if (unacked.length > 0 || changed.requeued > 0) this.wakeWaiters();
     return changed;
   }
@@ -523,6 +533,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
         job.job_id,
       )
       .one();
+    this.deadlines.noteRow(row);
     this.outbox.record(row, {
       type: "job.requeued",
       status: "queued",
@@ -561,6 +572,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
         job.job_id,
       )
       .one();
+    this.deadlines.noteRow(row);
     this.outbox.record(row, {
       type: dead ? "job.dead" : "job.requeued",
       status: decision.status,
@@ -589,6 +601,18 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
       if (deleted < PRUNE_BATCH) break;
     }
     return pruned;
+  }
+
+  /** The runner's poll time, written when it moved by a second or more (the activity view's precision). */
+  private notePoll(runnerId: string, now: number): void {
+    const written = this.pollWritten.get(runnerId);
+    if (written !== undefined && Math.abs(now - written) < POLL_PRECISION_MS) return;
+    this.pollWritten.set(runnerId, now);
+    this.sql.exec(
+      `INSERT INTO runners (runner_id, last_poll_at) VALUES (?, ?) ON CONFLICT(runner_id) DO UPDATE SET last_poll_at = excluded.last_poll_at`,
+      runnerId,
+      now,
+    );
   }
 
   private holdsLease(job: JobRow, leaseId: string, runnerId: string): boolean {
@@ -640,16 +664,10 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
    * then cost no storage write for it.
    */
   private async scheduleAlarm() {
-    const deadlines = this.sql
-      .exec<{ lease: number | null; ack: number | null; queue: number | null }>(
-        `SELECT (SELECT MIN(lease_expires_at) FROM jobs WHERE status = 'leased') AS lease,
-                (SELECT MIN(ack_deadline) FROM jobs WHERE acked = 0) AS ack,
-                (SELECT MIN(queue_deadline) FROM jobs WHERE status = 'queued') AS queue`,
-      )
-      .one();
     const candidates: number[] = [];
-    for (const clockTime of [deadlines.lease, deadlines.ack, deadlines.queue])
-      if (clockTime !== null) candidates.push(clockTime - this.offsetMs);
+    // A lower bound: an alarm it brings too early re-checks and re-arms.
+    const earliest = this.deadlines.earliest();
+    if (earliest !== null) candidates.push(earliest - this.offsetMs);
     const outbox = this.outbox.nextDeadline();
     if (outbox !== null) candidates.push(outbox);
     if (candidates.length === 0) return;
@@ -668,6 +686,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
 }
 
 const CANCELLED_POLL_MEMORY_MS = 60_000;
+const POLL_PRECISION_MS = 1_000;
 const PRUNE_BATCH = 5_000;
 const PRUNE_ROUNDS = 40;
 

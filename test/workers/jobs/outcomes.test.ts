@@ -74,4 +74,65 @@ describe("recordInboxNotices", () => {
       { attempt: 1, runner_id: "rnr_live", status: "leased", started_at: at, ended_at: null },
     ]);
   });
+
+  it("writes SQL NULL for what a notice does not carry and JSON text for what it does (as drizzle's JSON columns would)", async () => {
+    const { body } = await call("/v1/admin/jobs", { body: utilityJob() });
+    const db = getDb(env.DB);
+    const at = new Date().toISOString();
+    const base = { job_id: body.job_id, kind: "utility", owner: { kind: "admin" as const, id: "a" }, attempt: 1, leased_by: "rnr_x" };
+    const error = { code: "cli_failed", message: "exit 2" };
+    await recordInboxNotices(db, "inbox-z", [
+      {
+        seq: 1,
+        notice: {
+          ...base,
+          type: "job.leased",
+          status: "leased",
+          at,
+          attempt_record: { attempt: 1, runner_id: "rnr_x", status: "leased", started_at: at, ended_at: null },
+        },
+      },
+    ]);
+    const raw = () =>
+      env.DB.prepare(
+        `SELECT j.result, j.error, j.finished_at, a.error AS attempt_error, a.ended_at FROM jobs j JOIN job_attempts a ON a.job_id = j.id WHERE j.id = ?`,
+      )
+        .bind(body.job_id)
+        .first();
+    expect(await raw()).toEqual({ result: null, error: null, finished_at: null, attempt_error: null, ended_at: null });
+
+    await recordInboxNotices(db, "inbox-z", [
+      {
+        seq: 2,
+        notice: {
+          ...base,
+          type: "job.failed",
+          status: "failed",
+          at,
+          error,
+          reason: "not_retryable",
+          attempt_record: { attempt: 1, runner_id: "rnr_x", status: "failed", started_at: at, ended_at: at, error },
+        },
+      },
+    ]);
+    expect(await raw()).toEqual({
+      result: null,
+      error: JSON.stringify(error),
+      finished_at: at,
+      attempt_error: JSON.stringify(error),
+      ended_at: at,
+    });
+    expect(await findJob(db, body.job_id)).toMatchObject({ status: "failed", error, result: null });
+    const failed = (await listEvents(db, { subject: body.job_id, limit: 50 })).events.find((e) => e.type === "job.failed");
+    expect(failed?.payload).toEqual({
+      job_id: body.job_id,
+      kind: "utility",
+      owner: base.owner,
+      status: "failed",
+      attempt: 1,
+      leased_by: "rnr_x",
+      reason: "not_retryable",
+      error,
+    });
+  });
 });
