@@ -100,6 +100,42 @@ describe("RunnerInbox", () => {
     });
   });
 
+  it("enforces a deadline that a later write brought forward at the next ordinary call, without the alarm or the tick", async () => {
+    // The inbox skips its lazy checks until its earliest known deadline: every write that sets an
+    // earlier one must move that bound, or the next call would miss it.
+    const stub = inbox();
+    const t0 = Date.now();
+    const long = message();
+    await stub.enqueue({ message: long, maxAttempts: 3, maxQueueMs: DAY, now: t0 });
+    const [held] = await lease(stub, t0);
+    // an extension that shortens the lease to 2 s
+    await stub.extend({ runnerId: "rnr_a", jobId: held!.job_id, leaseId: held!.lease_id, extendMs: 2_000, now: t0 });
+    const [again] = await lease(stub, t0 + 2_000, { runnerId: "rnr_b" });
+    expect(again).toMatchObject({ job_id: long.job_id, attempt: 2 });
+
+    // a job queued later with a queue-time limit shorter than everything else the inbox holds
+    const brief = message({ payload: { runtime: "claude", prompt: "x", timeout_ms: 60_000 } });
+    await stub.enqueue({ message: brief, maxAttempts: 3, maxQueueMs: 5_000, now: t0 + 2_000 });
+    await stub.ack({ runnerId: "rnr_b", jobId: long.job_id, leaseId: again!.lease_id, now: t0 + 7_000 });
+    expect(await stub.get(brief.job_id)).toMatchObject({ status: "dead" });
+
+    // a retryable failure puts the job back with a fresh queue-time limit of its own
+    const retried = message();
+    await stub.enqueue({ message: retried, maxAttempts: 3, maxQueueMs: 10_000, now: t0 + 7_000 });
+    const [third] = await lease(stub, t0 + 7_000, { runnerId: "rnr_c" });
+    expect(third?.job_id).toBe(retried.job_id);
+    await stub.fail({
+      runnerId: "rnr_c",
+      jobId: retried.job_id,
+      leaseId: third!.lease_id,
+      error: { code: "cli_failed", message: "exit 1" },
+      retryable: true,
+      now: t0 + 8_000,
+    });
+    await stub.ack({ runnerId: "rnr_b", jobId: long.job_id, leaseId: again!.lease_id, now: t0 + 18_000 });
+    expect(await stub.get(retried.job_id)).toMatchObject({ status: "dead" });
+  });
+
   it("re-leases a lapsed job with attempt+1 and refuses the old holder afterwards", async () => {
     const stub = inbox();
     const t0 = Date.now();
