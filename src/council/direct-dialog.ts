@@ -8,8 +8,8 @@ import type { DialogRecord, DialogType } from "./session";
 
 /**
  * The hot path of `POST /v1/council/sessions/:id/dialog` for plain contributions (assess,
- * challenge, agree, develop): one D1 batch written by the Worker, without a round trip through the
- * session's Durable Object. The INSERT checks in SQL, at write time, what the machine's
+ * challenge, agree, develop): one D1 statement written by the Worker, without a round trip through
+ * the session's Durable Object. The INSERT checks in SQL, at write time, what the machine's
  * `applyDialog` checks for such a dialog:
  * - the session's phase takes the type (`wrong_phase`),
  * - the poster is the proposer or an active member in the state (`not_eligible`; community voters
@@ -29,7 +29,7 @@ import type { DialogRecord, DialogType } from "./session";
  * When the insert writes nothing the caller hands the dialog to the object, which answers with the
  * exact refusal (or takes it, if the state moved in between). Nothing is refused here.
  *
- * The same batch does what the machine's effects for such a dialog would: the node's last dialog
+ * The same statement (through its trigger) does what the machine's effects for such a dialog would: the node's last dialog
  * time, and, for a term member's first response in the session, the term's response counter (the
  * member's `responded_at` itself is folded into the state at the next check, and the public view
  * folds it in at once). It also pulls the session's `next_check_at` forward
@@ -74,7 +74,7 @@ export async function writeDirectDialog(
   const dueMs = input.now.getTime() + input.debounce_ms;
   const due = new Date(dueMs).toISOString();
   const byNode = "node_id" in poster;
-  // Numbered parameters, shared by the four statements (see directSql).
+  // Numbered parameters (see directSql).
   const params = [
     id,
     input.session_id,
@@ -88,9 +88,10 @@ export async function writeDirectDialog(
     byNode ? null : poster.secret_hash,
     due,
   ];
-  const statements = directSql(body.dialog_type).map((q) => db.$client.prepare(q.text).bind(...params.slice(0, q.params)));
-  const [inserted, , , moved] = await db.$client.batch(statements);
-  const row = (inserted!.results as DialogRow[])[0];
+  const row = await db.$client
+    .prepare(directSql(body.dialog_type))
+    .bind(...params)
+    .first<DialogRow & { prior_check_at: string | null }>();
   if (!row) return null;
   return {
     dialog: {
@@ -107,18 +108,26 @@ export async function writeDirectDialog(
       amendment_content: null,
       created_at: row.created_at,
     },
-    nudge: moved!.results.length > 0 ? dueMs : null,
+    // The trigger moved the check when the one before (read before it ran) was later or unset.
+    nudge: row.prior_check_at === null || row.prior_check_at > due ? dueMs : null,
   };
 }
 
 /**
- * The batch's SQL for one dialog type, built once per isolate: plain text with numbered parameters
+ * The statement for one dialog type, built once per isolate: plain text with numbered parameters
  * bound straight to D1 (building it through drizzle's `sql` on every post cost about a quarter of a
  * millisecond of CPU, a fair share of this path). Parameters: ?1 dialog id, ?2 session id, ?3 type,
  * ?4 content, ?5 reply_to, ?6 now, ?7 per-node cap, ?8 poster node id (or NULL), ?9 credential id,
  * ?10 secret hash (when ?8 is NULL), ?11 the progress check due.
+ *
+ * One statement, not a batch: the follow-up writes (the node's last dialog time, a term member's
+ * first response, the session's next check) are the trigger `council_dialogs_direct_effects`
+ * (migration 0021), which `check_due_at` fires. Each further statement in a D1 batch cost about 5%
+ * of this path's throughput (issue 26 item 5). RETURNING reports the session's next check as it was
+ * before the trigger ran (SQLite evaluates it for the inserted row, before AFTER triggers), so the
+ * caller knows whether this dialog moved it.
  */
-function directSql(type: DialogType): readonly DirectStatement[] {
+function directSql(type: DialogType): string {
   let cached = SQL_BY_TYPE.get(type);
   if (cached) return cached;
   const phases = phasesTaking(type)
@@ -127,12 +136,9 @@ function directSql(type: DialogType): readonly DirectStatement[] {
   // The poster: given, or the subject of the presented token when it is a live node credential
   // (authentication in the same statement as the write: no read before it).
   const node = `COALESCE(?8, ${liveSubjectSql("node", "?9", "?10", "?6")})`;
-  // The later statements act only when the insert wrote, for the node it wrote.
-  const posted = `(SELECT node_id FROM council_dialogs WHERE id = ?1)`;
-  cached = [
-    `WITH poster(node_id) AS (SELECT ${node})
-    INSERT INTO council_dialogs (id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at)
-    SELECT ?1, x.id, x.next_seq, x.node_id, x.role, x.phase, ?3, ?4, ?5, ?6
+  cached = `WITH poster(node_id) AS (SELECT ${node})
+    INSERT INTO council_dialogs (id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at, check_due_at)
+    SELECT ?1, x.id, x.next_seq, x.node_id, x.role, x.phase, ?3, ?4, ?5, ?6, ?11
     FROM (
       SELECT s.id, s.phase, p.node_id,
         CASE WHEN s.proposer_id = p.node_id THEN 'proposer' ELSE (
@@ -148,41 +154,10 @@ function directSql(type: DialogType): readonly DirectStatement[] {
       AND (SELECT COUNT(*) FROM council_dialogs d WHERE d.session_id = x.id AND d.node_id = x.node_id) < ?7
       AND (?5 IS NULL OR EXISTS (
         SELECT 1 FROM council_dialogs r WHERE r.id = ?5 AND r.session_id = x.id AND r.dialog_type <> 'amend'))
-    RETURNING id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at`,
-    `UPDATE nodes SET last_dialog_at = ?6 WHERE id = ${posted}`,
-    // A member responds once per session (noteMemberPost): their first dialog in diverge or challenge
-    // that is not an amendment, whichever path wrote it. This one is the first when it is the only one.
-    // The count (an index range since 0020) before the state's JSON: only a first response reads it.
-    `UPDATE council_term_members SET responses = MIN(requests, responses + 1)
-    WHERE term_id = (SELECT term_id FROM council_sessions WHERE id = ?2)
-      AND node_id = ${posted}
-      AND (SELECT COUNT(*) FROM council_dialogs d
-           WHERE d.session_id = ?2 AND d.node_id = ${posted}
-             AND d.phase IN ('diverge', 'challenge') AND d.dialog_type <> 'amend') = 1
-      AND EXISTS (
-        SELECT 1 FROM council_sessions s, json_each(s.state, '$.members') m
-        WHERE s.id = ?2 AND json_extract(m.value, '$.node_id') = ${posted}
-          AND json_extract(m.value, '$.replaced_by') IS NULL AND json_extract(m.value, '$.source') = 'term')`,
-    `UPDATE council_sessions SET next_check_at = ?11
-    WHERE id = ?2 AND EXISTS (SELECT 1 FROM council_dialogs WHERE id = ?1)
-      AND (next_check_at IS NULL OR next_check_at > ?11)
-    RETURNING id`,
-  ].map((text) => ({ text, params: maxParam(text) }));
+    RETURNING id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at,
+      (SELECT next_check_at FROM council_sessions WHERE id = ?2) AS prior_check_at`;
   SQL_BY_TYPE.set(type, cached);
   return cached;
 }
 
-/** A statement's text and how many parameters it takes (D1 wants exactly that many bound values). */
-interface DirectStatement {
-  text: string;
-  params: number;
-}
-
-const SQL_BY_TYPE = new Map<DialogType, readonly DirectStatement[]>();
-
-/** The highest `?N` a statement uses. */
-function maxParam(text: string): number {
-  let max = 0;
-  for (const m of text.matchAll(/\?(\d+)/g)) max = Math.max(max, Number(m[1]));
-  return max;
-}
+const SQL_BY_TYPE = new Map<DialogType, string>();

@@ -1,9 +1,14 @@
 const encoder = new TextEncoder();
 
 export async function sha256Hex(value: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(value));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value)));
+  // A lookup table rather than toString/padStart/join per byte: this runs on every token-bearing request.
+  let hex = "";
+  for (const byte of digest) hex += HEX[byte];
+  return hex;
 }
+
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
 
 /**
  * Constant-time equality of two secrets. Both sides are hashed first so the comparison always

@@ -24,6 +24,11 @@ describe("authentication", () => {
     }
   });
 
+  it("hashes with SHA-256 as the standard's test vectors say (lowercase hex, 64 digits)", async () => {
+    expect(await sha256Hex("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    expect(await sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  });
+
   it("stores only the SHA-256 of a token's secret", async () => {
     const token = await createOperator("viewer", "hash-check");
     const [id, secret] = token.split(".");

@@ -129,6 +129,13 @@ export const councilDialogs = sqliteTable(
     amendmentTarget: text("amendment_target"),
     amendmentContent: text("amendment_content"),
     createdAt: text("created_at").notNull(),
+    /**
+     * The debounced progress check a dialog the Worker wrote directly asks for (src/council/direct-dialog.ts).
+     * Set, it fires the trigger `council_dialogs_direct_effects` (migration 0021), which makes that
+     * path's follow-up writes in the same statement; NULL for the session object's dialogs, whose
+     * effects the object writes itself.
+     */
+    checkDueAt: text("check_due_at"),
   },
   // The per-poster dialog cap counts a node's dialogs in a session on every post (issue 26: without it the count scans the session).
   (t) => [uniqueIndex("council_dialogs_seq_idx").on(t.sessionId, t.seq), index("council_dialogs_node_idx").on(t.sessionId, t.nodeId)],

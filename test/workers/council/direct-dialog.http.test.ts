@@ -59,6 +59,34 @@ describe("a plain dialog written directly", () => {
     expect((await session(sid)).phase).toBe("challenge");
   });
 
+  it("counts a term member's first response once, however many plain dialogs follow it", async () => {
+    const { sid, seated } = await open();
+    const member = seated[2]!;
+    const counts = () =>
+      env.DB.prepare(
+        `SELECT tm.requests, tm.responses FROM council_term_members tm JOIN council_sessions s ON s.term_id = tm.term_id
+         WHERE s.id = ? AND tm.node_id = ?`,
+      )
+        .bind(sid, member.node_id)
+        .first<{ requests: number; responses: number }>();
+    // headroom, as after earlier sessions of the term: the counter never passes the requests
+    await env.DB.prepare(
+      `UPDATE council_term_members SET requests = requests + 5 WHERE node_id = ? AND term_id = (SELECT term_id FROM council_sessions WHERE id = ?)`,
+    )
+      .bind(member.node_id, sid)
+      .run();
+    const before = (await counts())!;
+    for (const type of ["assess", "develop", "agree"] as const) {
+      expect((await dialog(member, sid, { dialog_type: type, content: "Still here." })).status).toBe(201);
+      expect(await counts()).toEqual({ requests: before.requests, responses: before.responses + 1 });
+    }
+    // the session object's own dialogs do not fire the direct path's trigger
+    const direct = await env.DB.prepare(`SELECT COUNT(*) AS n FROM council_dialogs WHERE session_id = ? AND check_due_at IS NOT NULL`)
+      .bind(sid)
+      .first<{ n: number }>();
+    expect(direct?.n).toBe(3);
+  });
+
   it("brings the session object's alarm forward to the progress check, which then moves the session on without a tick", async () => {
     const { sid, seated } = await open();
     const stub = env.COUNCIL_SESSION.getByName(sid);
