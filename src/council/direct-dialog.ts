@@ -50,17 +50,14 @@ export interface DirectDialog {
   nudge: number | null;
 }
 
-interface DialogRow {
-  id: string;
-  session_id: string;
+/** What the statement returns: what SQL decided (the rest of the row is what was bound). */
+interface InsertedRow {
   seq: number;
   node_id: string;
   role: DialogRecord["role"];
   phase: DialogRecord["phase"];
-  dialog_type: DialogRecord["dialog_type"];
-  content: string | null;
-  reply_to: string | null;
-  created_at: string;
+  /** The session's next check before this insert's trigger ran. */
+  prior_check_at: string | null;
 }
 
 export async function writeDirectDialog(
@@ -91,22 +88,22 @@ export async function writeDirectDialog(
   const row = await db.$client
     .prepare(directSql(body.dialog_type))
     .bind(...params)
-    .first<DialogRow & { prior_check_at: string | null }>();
+    .first<InsertedRow>();
   if (!row) return null;
   return {
     dialog: {
-      id: row.id,
+      id,
       seq: row.seq,
       node_id: row.node_id,
       role: row.role,
       phase: row.phase,
-      dialog_type: row.dialog_type,
-      content: row.content,
-      reply_to: row.reply_to,
+      dialog_type: body.dialog_type,
+      content: body.content ?? null,
+      reply_to: body.reply_to ?? null,
       amendment_type: null,
       amendment_target: null,
       amendment_content: null,
-      created_at: row.created_at,
+      created_at: at,
     },
     // The trigger moved the check when the one before (read before it ran) was later or unset.
     nudge: row.prior_check_at === null || row.prior_check_at > due ? dueMs : null,
@@ -154,8 +151,7 @@ function directSql(type: DialogType): string {
       AND (SELECT COUNT(*) FROM council_dialogs d WHERE d.session_id = x.id AND d.node_id = x.node_id) < ?7
       AND (?5 IS NULL OR EXISTS (
         SELECT 1 FROM council_dialogs r WHERE r.id = ?5 AND r.session_id = x.id AND r.dialog_type <> 'amend'))
-    RETURNING id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at,
-      (SELECT next_check_at FROM council_sessions WHERE id = ?2) AS prior_check_at`;
+    RETURNING seq, node_id, role, phase, (SELECT next_check_at FROM council_sessions WHERE id = ?2) AS prior_check_at`;
   SQL_BY_TYPE.set(type, cached);
   return cached;
 }
