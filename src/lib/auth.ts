@@ -1,7 +1,7 @@
 import { getDb } from "../db/client";
 import { OPERATOR_ROLES, type OperatorRole } from "../db/schema";
 import type { Env } from "../env";
-import { matchesHash, secretsEqual } from "./crypto";
+import { matchesConfiguredSecret, matchesHash } from "./crypto";
 import { findCredential, findCredentialCached, ID_PREFIX, splitToken } from "./credentials";
 
 export type Principal =
@@ -42,7 +42,7 @@ export function roleAtLeast(role: OperatorRole, required: OperatorRole): boolean
 
 /** Resolves a bearer token to a principal, or null when it is not a live token of ours. */
 export async function authenticate(env: Env, token: string, now: Date): Promise<Principal | null> {
-  if (env.ADMIN_TOKEN && (await secretsEqual(token, env.ADMIN_TOKEN))) return BOOTSTRAP_ADMIN;
+  if (env.ADMIN_TOKEN && (await matchesConfiguredSecret(token, env.ADMIN_TOKEN))) return BOOTSTRAP_ADMIN;
   const parts = splitToken(token);
   if (!parts) return null;
   // Member tokens are revoked by code running elsewhere (a round ending in the inbox's owner call),

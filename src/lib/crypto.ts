@@ -22,6 +22,24 @@ export async function secretsEqual(a: string, b: string): Promise<boolean> {
   return crypto.subtle.timingSafeEqual(ha, hb);
 }
 
+/**
+ * `secretsEqual` against a configured secret (the bootstrap ADMIN_TOKEN), whose digest is computed
+ * once per isolate: every authenticated request checks it first, so this saves a hash on each
+ * (issue 26 item 5). Still constant time over two 32-byte digests.
+ */
+export async function matchesConfiguredSecret(presented: string, configured: string): Promise<boolean> {
+  let digest = configuredDigests.get(configured);
+  if (!digest) {
+    digest = crypto.subtle.digest("SHA-256", encoder.encode(configured));
+    configuredDigests.set(configured, digest);
+  }
+  const [ha, hb] = await Promise.all([crypto.subtle.digest("SHA-256", encoder.encode(presented)), digest]);
+  return crypto.subtle.timingSafeEqual(ha, hb);
+}
+
+/** One entry per configured secret value (a rotated secret adds one; an isolate lives with one or two). */
+const configuredDigests = new Map<string, Promise<ArrayBuffer>>();
+
 /** Compares a stored hex SHA-256 with the hash of a presented secret, in constant time. */
 export async function matchesHash(secret: string, storedHashHex: string): Promise<boolean> {
   const presented = await sha256Hex(secret);

@@ -3,7 +3,7 @@ import { count, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
 import { events, jobs } from "../../../src/db/schema";
-import { submitJob } from "../../../src/jobs/submit";
+import { prepareJob, submitJob } from "../../../src/jobs/submit";
 import { AppError } from "../../../src/lib/errors";
 
 describe("submitJob", () => {
@@ -31,5 +31,39 @@ describe("submitJob", () => {
     expect((await db.select({ n: count() }).from(jobs))[0]!.n).toBe(before.jobs);
     expect((await db.select({ n: count() }).from(events))[0]!.n).toBe(before.events);
     expect(await db.select().from(events).where(eq(events.type, "job.queued"))).toHaveLength(0);
+  });
+
+  it("records the same job row and job.queued event as prepareJob's statements, which features batch with their own", async () => {
+    const db = getDb(env.DB);
+    const job = {
+      kind: "utility",
+      payload: { runtime: "offline", prompt: "same rows", timeout_ms: 60_000 },
+      owner: { kind: "admin", id: "a" },
+    } as const;
+    const now = new Date();
+    const sent: unknown[] = [];
+    const { job_id: submitted } = await submitJob(
+      { DISPATCH: { send: async (m: unknown) => void sent.push(m) } as unknown as Queue },
+      db,
+      job,
+      now,
+    );
+    const prepared = prepareJob(db, job, now);
+    await db.batch(prepared.statements);
+    const row = async (id: string) => {
+      const r = await env.DB.prepare(`SELECT * FROM jobs WHERE id = ?`).bind(id).first<Record<string, unknown>>();
+      const e = await env.DB.prepare(`SELECT type, subject, payload, created_at, dedupe_key FROM events WHERE subject = ?`)
+        .bind(id)
+        .first<Record<string, unknown>>();
+      // the ids differ; everything else must not
+      return JSON.parse(
+        JSON.stringify({
+          r: { ...r, id: "ID" },
+          e: { ...e, subject: "ID", dedupe_key: String(e?.dedupe_key).replace(id, "ID") },
+        }).replaceAll(id, "ID"),
+      );
+    };
+    expect(await row(submitted)).toEqual(await row(prepared.jobId));
+    expect(sent).toEqual([{ ...job, job_id: submitted, enqueued_at: now.toISOString() }]);
   });
 });
