@@ -42,11 +42,11 @@ export default {
     checks.push(dryQueueCheck(tracker, options.smoke));
     return {
       rows: [
-        { path: "submit: POST /v1/admin/jobs", ...submit, goal: 0.6 },
+        { path: "submit: POST /v1/admin/jobs", ...submit, goal: 0.8 },
         {
           path: "lease + complete (requests)",
           ...drain,
-          goal: 0.6,
+          goal: 0.8,
           extra: {
             "jobs/s": Math.round((completedInRun / drain.product.duration_s) * 10) / 10,
             "lease p50 / p99 ms": `${percentile(tracker.leaseLatency, 50)} / ${percentile(tracker.leaseLatency, 99)}`,
