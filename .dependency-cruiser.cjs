@@ -13,8 +13,8 @@ const FEATURES = "^src/(a2a|approvals|audit|conversations|council|eval|evolution
 const LOW = "^src/(db|lib|jobs|queues)/";
 // A Durable Object class file: any file in src/durable-objects that is not one of a class's parts,
 // named `<class>-<part>.ts`: its RPC surface (`-rpc`), its storage schema (`-schema`), or a piece the
-// class delegates to (`-outbox`). A new kind of part is added here.
-const DO_CLASS = "^src/durable-objects/(?!.*-(rpc|schema|outbox)\\.ts$)[^/]+\\.ts$";
+// class delegates to (`-outbox`, `-deadlines`). A new kind of part is added here.
+const DO_CLASS = "^src/durable-objects/(?!.*-(rpc|schema|outbox|deadlines)\\.ts$)[^/]+\\.ts$";
 
 module.exports = {
   forbidden: [
