@@ -1,7 +1,8 @@
-import { and, asc, eq, fillPlaceholders, lt, ne, sql, type Query } from "drizzle-orm";
+import { and, asc, eq, lt, ne, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { events, jobAttempts, jobs, type AttemptStatus, type JobStatus } from "../db/schema";
-import { appendEvent } from "../lib/events";
+import { named, preparedOnce } from "../db/prepared";
+import { jobAttempts, jobs, type AttemptStatus, type JobStatus } from "../db/schema";
+import { appendEvent, appendEventPrepared } from "../lib/events";
 import type { JobEnd } from "./job-end";
 import type { JobError, JobOwner } from "./payloads";
 
@@ -38,77 +39,53 @@ export interface InboxNotice {
 const TERMINAL: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);
 
 /**
- * The three statements a notice makes, as SQL built once per isolate through drizzle with named
- * placeholders and bound per notice (JSON columns are bound as the text drizzle would write, and a
- * missing value as NULL): building them through drizzle's query builder on every
- * delivery was about a fifth of a lease's CPU in a profile (issue 26 item 5).
+ * A notice's row update and attempt upsert, built once per isolate and bound per notice (its event is
+ * `appendEventPrepared`). JSON columns are bound as the text drizzle would write, a missing value as NULL.
  */
-interface NoticeQueries {
-  job: Query;
-  event: Query;
-  attempt: Query;
-}
-const built = new WeakMap<Db, NoticeQueries>();
+const updateJobRow = preparedOnce((db) =>
+  db
+    .update(jobs)
+    .set({
+      status: sql`${named("status")}`,
+      attempt: sql`${named("attempt")}`,
+      leasedBy: sql`${named("leased_by")}`,
+      result: sql`${named("result")}`,
+      error: sql`${named("error")}`,
+      updatedAt: sql`${named("at")}`,
+      finishedAt: sql`${named("finished_at")}`,
+      inboxSeq: sql`${named("seq")}`,
+    })
+    .where(and(eq(jobs.id, named("job_id")), lt(jobs.inboxSeq, named("seq")))),
+);
 
-function noticeQueries(db: Db): NoticeQueries {
-  let queries = built.get(db);
-  if (queries) return queries;
-  const p = (name: string) => sql.placeholder(name);
-  const attemptValues = {
-    runnerId: p("runner_id"),
-    status: p("attempt_status"),
-    error: sql`${p("attempt_error")}`,
-    startedAt: p("started_at"),
-    endedAt: p("ended_at"),
-    inboxSeq: p("seq"),
-  };
-  queries = {
-    job: db
-      .update(jobs)
-      .set({
-        status: sql`${p("status")}`,
-        attempt: sql`${p("attempt")}`,
-        leasedBy: sql`${p("leased_by")}`,
-        result: sql`${p("result")}`,
-        error: sql`${p("error")}`,
-        updatedAt: sql`${p("at")}`,
-        finishedAt: sql`${p("finished_at")}`,
-        inboxSeq: sql`${p("seq")}`,
-      })
-      .where(and(eq(jobs.id, p("job_id")), lt(jobs.inboxSeq, p("seq"))))
-      .toSQL(),
-    // The row `appendEvent` writes, with its dedupe key.
-    event: db
-      .insert(events)
-      .values({ type: p("type"), subject: p("job_id"), payload: sql`${p("payload")}`, createdAt: p("at"), dedupeKey: p("dedupe_key") })
-      .onConflictDoNothing({ target: events.dedupeKey })
-      .toSQL(),
-    attempt: db
-      .insert(jobAttempts)
-      .values({ jobId: p("job_id"), attempt: p("attempt_number"), ...attemptValues })
-      .onConflictDoUpdate({
-        target: [jobAttempts.jobId, jobAttempts.attempt],
-        set: {
-          runnerId: sql`excluded.runner_id`,
-          status: sql`excluded.status`,
-          error: sql`excluded.error`,
-          startedAt: sql`excluded.started_at`,
-          endedAt: sql`excluded.ended_at`,
-          inboxSeq: sql`excluded.inbox_seq`,
-        },
-        setWhere: lt(jobAttempts.inboxSeq, sql`excluded.inbox_seq`),
-      })
-      .toSQL(),
-  };
-  built.set(db, queries);
-  return queries;
-}
+const upsertAttempt = preparedOnce((db) =>
+  db
+    .insert(jobAttempts)
+    .values({
+      jobId: named("job_id"),
+      attempt: named("attempt_number"),
+      runnerId: named("runner_id"),
+      status: named("attempt_status"),
+      error: sql`${named("attempt_error")}`,
+      startedAt: named("started_at"),
+      endedAt: named("ended_at"),
+      inboxSeq: named("seq"),
+    })
+    .onConflictDoUpdate({
+      target: [jobAttempts.jobId, jobAttempts.attempt],
+      set: {
+        runnerId: sql`excluded.runner_id`,
+        status: sql`excluded.status`,
+        error: sql`excluded.error`,
+        startedAt: sql`excluded.started_at`,
+        endedAt: sql`excluded.ended_at`,
+        inboxSeq: sql`excluded.inbox_seq`,
+      },
+      setWhere: lt(jobAttempts.inboxSeq, sql`excluded.inbox_seq`),
+    }),
+);
 
 const json = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value));
-
-function bind(db: Db, query: Query, values: Record<string, unknown>): D1PreparedStatement {
-  return db.$client.prepare(query.sql).bind(...fillPlaceholders(query.params, values));
-}
 
 /**
  * Applies inbox notices to the `jobs` row, its attempt history and the events feed in one atomic
@@ -117,7 +94,6 @@ function bind(db: Db, query: Query, values: Record<string, unknown>): D1Prepared
  * only (a retried failure's error lives on in the attempt history, not beside a later result).
  */
 export function inboxNoticeStatements(db: Db, inboxId: string, notices: { seq: number; notice: InboxNotice }[]): D1PreparedStatement[] {
-  const queries = noticeQueries(db);
   const statements: D1PreparedStatement[] = [];
   for (const { seq, notice } of notices) {
     const payload = {
@@ -131,7 +107,7 @@ export function inboxNoticeStatements(db: Db, inboxId: string, notices: { seq: n
       ...(notice.error ? { error: notice.error } : {}),
     };
     statements.push(
-      bind(db, queries.job, {
+      updateJobRow(db, {
         job_id: notice.job_id,
         seq,
         status: notice.status,
@@ -142,18 +118,18 @@ export function inboxNoticeStatements(db: Db, inboxId: string, notices: { seq: n
         at: notice.at,
         finished_at: TERMINAL.has(notice.status) ? notice.at : null,
       }),
-      bind(db, queries.event, {
+      appendEventPrepared(db, {
         type: notice.type,
-        job_id: notice.job_id,
+        subject: notice.job_id,
         payload: JSON.stringify(payload),
-        at: notice.at,
+        created_at: notice.at,
         dedupe_key: `inbox:${inboxId}:${seq}`,
       }),
     );
     const record = notice.attempt_record;
     if (record) {
       statements.push(
-        bind(db, queries.attempt, {
+        upsertAttempt(db, {
           job_id: notice.job_id,
           attempt_number: record.attempt,
           runner_id: record.runner_id,

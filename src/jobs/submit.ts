@@ -1,9 +1,10 @@
-import { eq, fillPlaceholders, sql, type Query } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { named, preparedOnce } from "../db/prepared";
 import { events, jobs } from "../db/schema";
 import type { Env } from "../env";
 import { AppError } from "../lib/errors";
-import { appendEvent } from "../lib/events";
+import { appendEvent, appendEventPrepared } from "../lib/events";
 import { newId } from "../lib/ids";
 import type { DispatchMessage } from "../queues/dispatch-message";
 
@@ -65,55 +66,21 @@ function queuedPayload(jobId: string, job: NewJob) {
   return { job_id: jobId, kind: job.kind, runtime: job.payload.runtime, owner: job.owner };
 }
 
-/**
- * `prepareJob`'s two rows as SQL built once per isolate through drizzle with placeholders, bound per
- * job: for a submission that records nothing else (`submitJob`), where building the statements
- * through drizzle's query builder on every request was about a tenth of its CPU (issue 26 item 5).
- * JSON columns are bound as the text drizzle would write.
- */
-const queuedQueries = new WeakMap<Db, { job: Query; event: Query }>();
-
-function queuedJobStatements(db: Db, jobId: string, job: NewJob, at: string): D1PreparedStatement[] {
-  let queries = queuedQueries.get(db);
-  if (!queries) {
-    const p = (name: string) => sql.placeholder(name);
-    queries = {
-      job: db
-        .insert(jobs)
-        .values({
-          id: p("job_id"),
-          kind: p("kind"),
-          runtime: p("runtime"),
-          status: "queued",
-          ownerKind: p("owner_kind"),
-          ownerId: p("owner_id"),
-          payload: sql`${p("payload")}`,
-          attempt: 0,
-          createdAt: p("at"),
-          updatedAt: p("at"),
-        })
-        .toSQL(),
-      event: db
-        .insert(events)
-        .values({ type: "job.queued", subject: p("job_id"), payload: sql`${p("event")}`, createdAt: p("at"), dedupeKey: p("dedupe_key") })
-        .onConflictDoNothing({ target: events.dedupeKey })
-        .toSQL(),
-    };
-    queuedQueries.set(db, queries);
-  }
-  const values = {
-    job_id: jobId,
-    kind: job.kind,
-    runtime: job.payload.runtime,
-    owner_kind: job.owner.kind,
-    owner_id: job.owner.id,
-    payload: JSON.stringify(job.payload),
-    at,
-    event: JSON.stringify(queuedPayload(jobId, job)),
-    dedupe_key: queuedKey(jobId),
-  };
-  return [queries.job, queries.event].map((q) => db.$client.prepare(q.sql).bind(...fillPlaceholders(q.params, values)));
-}
+/** `prepareJob`'s job row, built once per isolate and bound per job (`submitJob`'s hot path; its event is `appendEventPrepared`). */
+const insertQueuedJob = preparedOnce((db) =>
+  db.insert(jobs).values({
+    id: named("job_id"),
+    kind: named("kind"),
+    runtime: named("runtime"),
+    status: "queued",
+    ownerKind: named("owner_kind"),
+    ownerId: named("owner_id"),
+    payload: sql`${named("payload")}`,
+    attempt: 0,
+    createdAt: named("at"),
+    updatedAt: named("at"),
+  }),
+);
 
 /** Hands a recorded job to the `dispatch` queue. */
 export async function dispatchJob(env: Pick<Env, "DISPATCH">, message: DispatchMessage): Promise<void> {
@@ -127,7 +94,25 @@ export async function dispatchJob(env: Pick<Env, "DISPATCH">, message: DispatchM
 export async function submitJob(env: Pick<Env, "DISPATCH">, db: Db, job: NewJob, now: Date): Promise<{ job_id: string }> {
   const jobId = newId("job");
   const at = now.toISOString();
-  await db.$client.batch(queuedJobStatements(db, jobId, job, at));
+  // The rows prepareJob's statements write (a test holds them equal), bound to SQL built once.
+  await db.$client.batch([
+    insertQueuedJob(db, {
+      job_id: jobId,
+      kind: job.kind,
+      runtime: job.payload.runtime,
+      owner_kind: job.owner.kind,
+      owner_id: job.owner.id,
+      payload: JSON.stringify(job.payload),
+      at,
+    }),
+    appendEventPrepared(db, {
+      type: "job.queued",
+      subject: jobId,
+      payload: JSON.stringify(queuedPayload(jobId, job)),
+      created_at: at,
+      dedupe_key: queuedKey(jobId),
+    }),
+  ]);
   try {
     await dispatchJob(env, { ...job, job_id: jobId, enqueued_at: at } as DispatchMessage);
   } catch (cause) {

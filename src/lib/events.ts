@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, gt, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { named, preparedOnce } from "../db/prepared";
 import { events } from "../db/schema";
 
 export interface NewEvent {
@@ -26,6 +27,23 @@ export function appendEvent(db: Db, event: NewEvent, at: Date) {
     })
     .onConflictDoNothing({ target: events.dedupeKey });
 }
+
+/**
+ * `appendEvent`'s row as a statement built once (`preparedOnce`), for hot paths that bind it straight
+ * to D1. Values: `type`, `subject`, `payload` (JSON text), `created_at`, `dedupe_key`.
+ */
+export const appendEventPrepared = preparedOnce((db) =>
+  db
+    .insert(events)
+    .values({
+      type: named("type"),
+      subject: named("subject"),
+      payload: sql`${named("payload")}`,
+      createdAt: named("created_at"),
+      dedupeKey: named("dedupe_key"),
+    })
+    .onConflictDoNothing({ target: events.dedupeKey }),
+);
 
 export interface EventQuery {
   typePrefix?: string;
