@@ -6,6 +6,16 @@ import { createTestHarness } from "wrangler";
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const ADMIN_TOKEN = "bench-admin-token";
 
+/**
+ * wrangler's local observability (on by default) stores every span of every request, with its
+ * attributes (a D1 span carries the statement's whole SQL text), in a SQLite Durable Object inside
+ * the same workerd, on the same thread as the Workers it traces. It charges each path by the bytes
+ * of SQL it sends and the spans it opens, a cost of the development tool that production's
+ * off-box tracing does not put on a request. Both servers run without it, so the ratios compare
+ * our code with the platform's; `X_LOCAL_OBSERVABILITY=true npm run bench` measures with it.
+ */
+process.env.X_LOCAL_OBSERVABILITY ??= "false";
+
 export async function startServers() {
   const productServer = createTestHarness({
     root: ROOT,

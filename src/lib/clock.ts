@@ -32,22 +32,23 @@ export function testClockEnabled(env: Pick<Env, "ENVIRONMENT">): boolean {
  * this time, this one at once (`rememberClockOffset` after the admin route writes it).
  */
 export const CLOCK_CACHE_MS = 1_000;
-let cachedOffset: { offsetMs: number; until: number } | null = null;
+let cachedOffset: { clock: Clock; until: number } | null = null;
 
 /** Production never reads the offset row, so a stale test offset can never leak into it. */
 export async function loadClock(env: Pick<Env, "ENVIRONMENT" | "DB">): Promise<Clock> {
   if (!testClockEnabled(env)) return systemClock;
   const now = Date.now();
-  if (cachedOffset && cachedOffset.until > now) return clockWithOffset(cachedOffset.offsetMs);
+  if (cachedOffset && cachedOffset.until > now) return cachedOffset.clock;
   const row = await getDb(env.DB).select().from(clockState).where(eq(clockState.id, 1)).get();
-  const offsetMs = row?.offsetMs ?? 0;
-  cachedOffset = { offsetMs, until: now + CLOCK_CACHE_MS };
-  return clockWithOffset(offsetMs);
+  rememberClockOffset(row?.offsetMs ?? 0, now);
+  return cachedOffset!.clock;
 }
 
 /** The offset this isolate just stored: later requests here use it without waiting for the cache to lapse. */
-export function rememberClockOffset(offsetMs: number): void {
-  cachedOffset = { offsetMs, until: Date.now() + CLOCK_CACHE_MS };
+export function rememberClockOffset(offsetMs: number, now = Date.now()): void {
+  // A clock holds no state but its offset, so requests within the window share one.
+  const clock = cachedOffset?.clock.offsetMs === offsetMs ? cachedOffset.clock : clockWithOffset(offsetMs);
+  cachedOffset = { clock, until: now + CLOCK_CACHE_MS };
 }
 
 /**

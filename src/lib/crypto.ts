@@ -1,10 +1,16 @@
 const encoder = new TextEncoder();
 
 export async function sha256Hex(value: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value)));
-  // A lookup table rather than toString/padStart/join per byte: this runs on every token-bearing request.
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value))));
+}
+
+/**
+ * Lower-case hex of `bytes`, through a lookup table rather than toString/padStart/join per byte:
+ * it runs on every token-bearing request and for every new id.
+ */
+export function toHex(bytes: Uint8Array): string {
   let hex = "";
-  for (const byte of digest) hex += HEX[byte];
+  for (const byte of bytes) hex += HEX[byte];
   return hex;
 }
 

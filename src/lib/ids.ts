@@ -1,9 +1,10 @@
+import { toHex } from "./crypto";
+
 /** Opaque ids: a readable prefix and random hex (`node_` + 16 hex, `job_` + 16 hex, ...). */
 export function newId(prefix: string, bytes = 8): string {
   return `${prefix}_${randomHex(bytes)}`;
 }
 
 export function randomHex(bytes: number): string {
-  const buf = crypto.getRandomValues(new Uint8Array(bytes));
-  return Array.from(buf, (b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
 }
