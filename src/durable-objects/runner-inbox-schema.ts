@@ -44,6 +44,11 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX jobs_queue_deadline ON jobs(status, queue_deadline);
    CREATE INDEX jobs_finished ON jobs(finished_at) WHERE finished_at IS NOT NULL;
    CREATE TABLE revoked_runners (runner_id TEXT PRIMARY KEY, revoked_at INTEGER NOT NULL);`,
+  // Issue 26: the claim's whole order (enqueued_at, then job_id) in the index, so taking the next
+  // job of a runtime reads one index entry. Without job_id, SQLite sorted every job enqueued in the
+  // same millisecond (a dispatch batch of up to 100) on each lease.
+  `CREATE INDEX jobs_ready_order ON jobs(status, runtime, enqueued_at, job_id);
+   DROP INDEX jobs_ready;`,
 ];
 
 export function migrateInbox(storage: DurableObjectStorage): void {

@@ -435,15 +435,9 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
   }
 
   private claim(req: z.infer<typeof leaseInput>, now: number, provisional: boolean): LeasedJob[] {
-    if (req.runtimes.length === 0) return [];
-    const placeholders = req.runtimes.map(() => "?").join(", ");
-    const ready = this.sql
-      .exec<{ job_id: string }>(
-        `SELECT job_id FROM jobs WHERE status = 'queued' AND runtime IN (${placeholders}) ORDER BY enqueued_at, job_id LIMIT ?`,
-        ...req.runtimes,
-        req.capacity,
-      )
-      .toArray();
+    const runtimes = req.runtimes.length > 1 ? [...new Set(req.runtimes)] : req.runtimes;
+    if (runtimes.length === 0) return [];
+    const ready = this.sql.exec<{ job_id: string }>(readySql(runtimes.length), ...runtimes, req.capacity).toArray();
     const leased: LeasedJob[] = [];
     const expiresAt = now + req.visibilityMs;
     const ackDeadline = provisional ? Math.min(now + req.ackWindowMs, expiresAt) : null;
@@ -689,6 +683,29 @@ const CANCELLED_POLL_MEMORY_MS = 60_000;
 const POLL_PRECISION_MS = 1_000;
 const PRUNE_BATCH = 5_000;
 const PRUNE_ROUNDS = 40;
+
+/**
+ * The next `capacity` queued jobs of the given runtimes, oldest first: ?1…?n the runtimes, ?(n+1)
+ * the capacity. Each runtime is its own seek of `jobs_ready_order` (the index holds the whole
+ * order), merged over at most n × capacity rows. `runtime IN (…)` sorted every queued job of those
+ * runtimes on every lease, however deep the queue (issue 26).
+ */
+function readySql(runtimes: number): string {
+  let cached = READY_SQL[runtimes];
+  if (cached) return cached;
+  const cap = `?${runtimes + 1}`;
+  const seek = (i: number) =>
+    `SELECT job_id, enqueued_at FROM jobs WHERE status = 'queued' AND runtime = ?${i + 1} ORDER BY enqueued_at, job_id LIMIT ${cap}`;
+  cached =
+    runtimes === 1
+      ? seek(0)
+      : `SELECT job_id FROM (${Array.from({ length: runtimes }, (_, i) => `SELECT * FROM (${seek(i)})`).join(" UNION ALL ")})
+         ORDER BY enqueued_at, job_id LIMIT ${cap}`;
+  READY_SQL[runtimes] = cached;
+  return cached;
+}
+
+const READY_SQL: string[] = [];
 
 function holder(row: JobRow) {
   return { status: row.status, leaseId: row.lease_id, leasedBy: row.leased_by };

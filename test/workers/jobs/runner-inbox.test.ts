@@ -74,6 +74,26 @@ describe("RunnerInbox", () => {
     expect(await lease(stub, now, { runtimes: ["offline", "claude"] })).toHaveLength(1);
   });
 
+  it("hands out the oldest queued jobs first across every runtime asked for, the job id breaking a tie", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    const at = (ms: number) => new Date(now - 60_000 + ms).toISOString();
+    const job = (id: string, runtime: "offline" | "claude", ms: number) =>
+      message({ job_id: `job_00000000000000${id}`, enqueued_at: at(ms), payload: { runtime, prompt: id, timeout_ms: 60_000 } });
+    // Enqueued out of order, two runtimes, a tie at +0 across them.
+    const jobs = [
+      job("0a", "offline", 10),
+      job("0c", "offline", 0),
+      job("0d", "claude", 20),
+      job("0b", "claude", 0),
+      job("0e", "offline", 5),
+    ];
+    await stub.enqueueMany({ messages: jobs, maxAttempts: 3, maxQueueMs: DAY, now });
+    const first = await lease(stub, now, { capacity: 3, runtimes: ["claude", "offline", "claude"] });
+    expect(first.map((j) => j.job_id.slice(-2))).toEqual(["0b", "0c", "0e"]);
+    expect((await lease(stub, now, { capacity: 5, runtimes: ["offline", "claude"] })).map((j) => j.job_id.slice(-2))).toEqual(["0a", "0d"]);
+  });
+
   it("extends a current lease and refuses a stale one", async () => {
     const stub = inbox();
     const now = Date.now();
