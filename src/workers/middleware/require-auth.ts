@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import type { Env } from "../../env";
 import { authenticate, bearerToken, permits, type AuthRule, type AuthVariables, type Principal } from "../../lib/auth";
 import type { Clock } from "../../lib/clock";
-import { sha256Hex } from "../../lib/crypto";
+import { presentedDigest } from "../../lib/crypto";
 import { splitToken } from "../../lib/credentials";
 import { AppError } from "../../lib/errors";
 
@@ -42,7 +42,7 @@ export function requireAuthInWrite(rule: AuthRule): MiddlewareHandler<{ Bindings
     const parts = token ? splitToken(token) : null;
     if (!parts) return usual(c, next);
     let principal: Principal | null = null;
-    c.set("presented", { credential_id: parts.id, secret_hash: await presentedHash(parts.secret) });
+    c.set("presented", { credential_id: parts.id, secret_hash: await presentedDigest(parts.secret) });
     c.set("authenticate", async () => {
       if (!principal) {
         await usual(c, async () => {});
@@ -53,24 +53,4 @@ export function requireAuthInWrite(rule: AuthRule): MiddlewareHandler<{ Bindings
     await next();
     if (c.error && !principal) await c.var.authenticate!();
   };
-}
-
-/**
- * A presented secret's SHA-256, remembered for a minute per isolate: a node that posts or beats every
- * few seconds is hashed once, not on every request (issue 26 item 5). Only the statement that uses
- * the hash decides whether the token is good; a revoked or wrong one is refused there as before. The
- * map is bounded and forgets everything when full.
- */
-const presentedHashes = new Map<string, { hash: string; until: number }>();
-const PRESENTED_HASH_MS = 60_000;
-const PRESENTED_HASHES_MAX = 10_000;
-
-async function presentedHash(secret: string): Promise<string> {
-  const now = Date.now();
-  const known = presentedHashes.get(secret);
-  if (known && known.until > now) return known.hash;
-  const hash = await sha256Hex(secret);
-  if (presentedHashes.size >= PRESENTED_HASHES_MAX) presentedHashes.clear();
-  presentedHashes.set(secret, { hash, until: now + PRESENTED_HASH_MS });
-  return hash;
 }
