@@ -34,15 +34,18 @@ const PRESENCE_BATCH_MAX = 2_000;
 
 interface Batch {
   beats: Map<string, { atMs: number; d1Ms: number | null }>;
-  sent: Promise<void>;
 }
-// Per isolate and shard: the batch still gathering beats. Each request that adds to it keeps it alive
-// through its own waitUntil(sent), so the call runs whichever request started it has ended.
+// Per isolate and shard: the batch still gathering beats. The request that starts it keeps it alive
+// through its waitUntil(sent) (a request's waitUntil may run 30 s past its answer; the batch goes in
+// 1 s); the others only add their beat. A waitUntil per heartbeat on the one shared promise kept
+// every request of that second alive on another request's timer (issue 26 item 5).
 const batches = new Map<number, Batch>();
 
-function enqueue(env: Pick<Env, "NODE_PRESENCE" | "DB">, nodeId: string, atMs: number, d1Ms: number | null): Promise<void> {
+/** Adds a beat to its shard's batch; returns the batch's send when this beat started the batch. */
+function enqueue(env: Pick<Env, "NODE_PRESENCE" | "DB">, nodeId: string, atMs: number, d1Ms: number | null): Promise<void> | null {
   const shard = presenceShard(nodeId);
   let batch = batches.get(shard);
+  let started: Promise<void> | null = null;
   if (!batch) {
     const beats: Batch["beats"] = new Map();
     const sent = new Promise<void>((resolve) => setTimeout(resolve, PRESENCE_BATCH_MS)).then(async () => {
@@ -62,15 +65,16 @@ function enqueue(env: Pick<Env, "NODE_PRESENCE" | "DB">, nodeId: string, atMs: n
           .run();
       }
     });
-    batch = { beats, sent };
+    batch = { beats };
     batches.set(shard, batch);
+    started = sent;
   }
   const prev = batch.beats.get(nodeId);
   // The latest beat, and the oldest D1 value any of them read (its deadline is the earliest).
   const d1 = prev === undefined ? d1Ms : prev.d1Ms === null || d1Ms === null ? null : Math.min(prev.d1Ms, d1Ms);
   batch.beats.set(nodeId, { atMs: Math.max(prev?.atMs ?? atMs, atMs), d1Ms: d1 });
   if (batch.beats.size >= PRESENCE_BATCH_MAX && batches.get(shard) === batch) batches.delete(shard);
-  return batch.sent;
+  return started;
 }
 
 /**
@@ -85,7 +89,8 @@ export function nodePresence(
   return {
     async record(nodeId, atMs, d1Ms) {
       if (defer) {
-        defer(enqueue(env, nodeId, atMs, d1Ms));
+        const started = enqueue(env, nodeId, atMs, d1Ms);
+        if (started) defer(started);
         return;
       }
       await getNodePresence(env, nodeId).record({ nodeId, atMs, d1Ms });
