@@ -40,15 +40,15 @@ export async function loadClock(env: Pick<Env, "ENVIRONMENT" | "DB">): Promise<C
   const now = Date.now();
   if (cachedOffset && cachedOffset.until > now) return cachedOffset.clock;
   const row = await getDb(env.DB).select().from(clockState).where(eq(clockState.id, 1)).get();
-  rememberClockOffset(row?.offsetMs ?? 0, now);
-  return cachedOffset!.clock;
+  return rememberClockOffset(row?.offsetMs ?? 0, now);
 }
 
 /** The offset this isolate just stored: later requests here use it without waiting for the cache to lapse. */
-export function rememberClockOffset(offsetMs: number, now = Date.now()): void {
+export function rememberClockOffset(offsetMs: number, now = Date.now()): Clock {
   // A clock holds no state but its offset, so requests within the window share one.
   const clock = cachedOffset?.clock.offsetMs === offsetMs ? cachedOffset.clock : clockWithOffset(offsetMs);
   cachedOffset = { clock, until: now + CLOCK_CACHE_MS };
+  return clock;
 }
 
 /**

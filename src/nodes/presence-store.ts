@@ -32,25 +32,25 @@ export const PRESENCE_BATCH_MS = 1_000;
 /** A batch this full goes out with its timer and the next beat starts a new one (recordMany takes up to 5,000). */
 const PRESENCE_BATCH_MAX = 2_000;
 
-interface Batch {
-  beats: Map<string, { atMs: number; d1Ms: number | null }>;
-}
+/** A shard's gathering batch: the latest beat per node, and the oldest D1 value any of them read. */
+type Beats = Map<string, { atMs: number; d1Ms: number | null }>;
 // Per isolate and shard: the batch still gathering beats. The request that starts it keeps it alive
 // through its waitUntil(sent) (a request's waitUntil may run 30 s past its answer; the batch goes in
 // 1 s); the others only add their beat. A waitUntil per heartbeat on the one shared promise kept
 // every request of that second alive on another request's timer (issue 26 item 5).
-const batches = new Map<number, Batch>();
+const batches = new Map<number, Beats>();
 
 /** Adds a beat to its shard's batch; returns the batch's send when this beat started the batch. */
 function enqueue(env: Pick<Env, "NODE_PRESENCE" | "DB">, nodeId: string, atMs: number, d1Ms: number | null): Promise<void> | null {
   const shard = presenceShard(nodeId);
-  let batch = batches.get(shard);
+  let beats = batches.get(shard);
   let started: Promise<void> | null = null;
-  if (!batch) {
-    const beats: Batch["beats"] = new Map();
+  if (!beats) {
+    const batch: Beats = new Map();
+    beats = batch;
     const sent = new Promise<void>((resolve) => setTimeout(resolve, PRESENCE_BATCH_MS)).then(async () => {
-      if (batches.get(shard)?.beats === beats) batches.delete(shard); // beats from now on start the next batch
-      const list = [...beats].map(([id, b]) => ({ nodeId: id, atMs: b.atMs, d1Ms: b.d1Ms }));
+      if (batches.get(shard) === batch) batches.delete(shard); // beats from now on start the next batch
+      const list = [...batch].map(([id, b]) => ({ nodeId: id, atMs: b.atMs, d1Ms: b.d1Ms }));
       try {
         await getPresenceShard(env, shard).recordMany({ beats: list });
       } catch (err) {
@@ -65,15 +65,14 @@ function enqueue(env: Pick<Env, "NODE_PRESENCE" | "DB">, nodeId: string, atMs: n
           .run();
       }
     });
-    batch = { beats };
     batches.set(shard, batch);
     started = sent;
   }
-  const prev = batch.beats.get(nodeId);
+  const prev = beats.get(nodeId);
   // The latest beat, and the oldest D1 value any of them read (its deadline is the earliest).
   const d1 = prev === undefined ? d1Ms : prev.d1Ms === null || d1Ms === null ? null : Math.min(prev.d1Ms, d1Ms);
-  batch.beats.set(nodeId, { atMs: Math.max(prev?.atMs ?? atMs, atMs), d1Ms: d1 });
-  if (batch.beats.size >= PRESENCE_BATCH_MAX && batches.get(shard) === batch) batches.delete(shard);
+  beats.set(nodeId, { atMs: Math.max(prev?.atMs ?? atMs, atMs), d1Ms: d1 });
+  if (beats.size >= PRESENCE_BATCH_MAX && batches.get(shard) === beats) batches.delete(shard);
   return started;
 }
 
