@@ -11,20 +11,45 @@ import type { JobRow } from "./runner-inbox-schema";
  * hiccup delays the trail but never loses it. A notice that ends a job also queues an owner call,
  * made once the notice is in D1 (so the owner's handler reads the final row). Deliveries may
  * repeat; D1 applies each job's notices in seq order regardless.
+ *
+ * What D1 and the owners have taken is forgotten lazily (issue 26 item 5): each storage write turn
+ * is a commit, and a commit cost the inbox several times what its statements did. So a delivery and
+ * an owner call only read; the rows they finished are deleted with the next change's own write, or,
+ * when no call is left in flight, at once. An object that restarts in between delivers or calls them
+ * again, which both already allow.
  */
 export class InboxOutbox {
   /** The delivery in progress, and the one queued behind it (see `flush`). */
   private delivery: Promise<void> | null = null;
   private nextDelivery: Promise<void> | null = null;
   /**
-   * What storage may hold, kept in memory so a call that changed nothing reads nothing (issue 26
-   * item 5). Each is false only when storage was seen empty, synchronously, and no notice came since;
-   * true at start, so an object that restarts looks once.
+   * What storage may hold that memory does not, so a call reads storage only when it must (issue 26
+   * item 5): undelivered notices and owner calls from before a restart, notices beyond what memory
+   * keeps, calls waiting for a retry. True at start, so an object that restarts looks once.
    */
-  private mayHaveNotices = true;
-  private mayHaveOwnerCalls = true;
+  private mayHaveStoredNotices = true;
+  private mayHaveStoredCalls = true;
+  /**
+   * Undelivered notices this object recorded, in seq order, with the size of their stored text: while
+   * no notice is only in storage, a delivery takes them from here. Bounded by FRESH_NOTICE_BYTES.
+   */
+  private freshNotices: { seq: number; notice: InboxNotice; bytes: number }[] = [];
+  private freshBytes = 0;
   /** Notices recorded so far: a delivery that saw none arrive while it awaited D1 knows it is done. */
   private recorded = 0;
+  /** The last notice D1 has, and the last one deleted: the outbox rows between them go with the next write. */
+  private deliveredThrough = 0;
+  private droppedThrough = 0;
+  /**
+   * Owner calls this object recorded and has not tried yet, in seq order: under load every call is
+   * one of these, and is made without reading storage.
+   */
+  private readonly fresh = new Map<number, JobEnd>();
+  /** Owner calls being made, or made but still in storage (not to be made twice), and the made ones. */
+  private readonly calling = new Set<number>();
+  private called: number[] = [];
+  /** Settles still delivering or calling owners: the last one to finish deletes what they finished. */
+  private busy = 0;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -37,6 +62,7 @@ export class InboxOutbox {
 
   /** Writes the notice of a change to `row` (and the owner call, when the job ended). Synchronous. */
   record(row: JobRow, change: Omit<InboxNotice, "job_id" | "kind" | "owner" | "attempt" | "leased_by" | "at"> & { at: number }): void {
+    this.dropFinished();
     const notice: InboxNotice = {
       job_id: row.job_id,
       kind: row.kind,
@@ -46,9 +72,17 @@ export class InboxOutbox {
       ...change,
       at: new Date(change.at).toISOString(),
     };
-    const { seq } = this.sql.exec<{ seq: number }>(`INSERT INTO outbox (notice) VALUES (?) RETURNING seq`, JSON.stringify(notice)).one();
-    this.mayHaveNotices = true;
+    const text = JSON.stringify(notice);
+    const { seq } = this.sql.exec<{ seq: number }>(`INSERT INTO outbox (notice) VALUES (?) RETURNING seq`, text).one();
     this.recorded++;
+    this.freshNotices.push({ seq, notice, bytes: text.length });
+    this.freshBytes += text.length;
+    if (this.freshBytes > FRESH_NOTICE_BYTES) {
+      // D1 has been away a while: storage alone keeps the backlog, and deliveries read it from there.
+      this.freshNotices = [];
+      this.freshBytes = 0;
+      this.mayHaveStoredNotices = true;
+    }
     if (isJobEnd(notice.status)) {
       const end: JobEnd = {
         job_id: notice.job_id,
@@ -62,22 +96,61 @@ export class InboxOutbox {
         ...(notice.reason !== undefined ? { reason: notice.reason } : {}),
       };
       this.sql.exec(`INSERT INTO owner_calls (seq, job_end, next_at) VALUES (?, ?, ?)`, seq, JSON.stringify(end), Date.now());
-      this.mayHaveOwnerCalls = true;
+      this.fresh.set(seq, end);
     }
   }
 
   /** Mirrors what is pending to D1, then tells owners of ended jobs. */
   async deliver(): Promise<void> {
-    if (this.mayHaveNotices) await this.flush();
-    if (this.mayHaveOwnerCalls) await this.callOwners();
+    this.busy++;
+    try {
+      if (this.mayHaveNotices()) await this.flush();
+      if (this.fresh.size > 0 || this.mayHaveStoredCalls) await this.callOwners();
+    } finally {
+      // Under load the next change's write carries the deletes; the last settle of a burst makes them.
+      if (--this.busy === 0) this.dropFinished();
+    }
+  }
+
+  private mayHaveNotices(): boolean {
+    return this.freshNotices.length > 0 || this.mayHaveStoredNotices;
+  }
+
+  /** Notices not yet in D1 (the `leases` tick reports them). */
+  pending(): number {
+    return this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM outbox WHERE seq > ?`, this.deliveredThrough).one().n;
+  }
+
+  /** Deletes the notices D1 has and the owner calls made; called in a turn that writes anyway. */
+  private dropFinished(): void {
+    if (this.deliveredThrough > this.droppedThrough) {
+      this.sql.exec(`DELETE FROM outbox WHERE seq <= ?`, this.deliveredThrough);
+      this.droppedThrough = this.deliveredThrough;
+    }
+    if (this.called.length > 0) {
+      this.sql.exec(`DELETE FROM owner_calls WHERE seq IN (SELECT value FROM json_each(?))`, JSON.stringify(this.called));
+      for (const seq of this.called) this.calling.delete(seq);
+      this.called = [];
+    }
   }
 
   /** When the alarm must come back for this side (real ms), or null: an owner call's retry, undelivered notices. */
   nextDeadline(): number | null {
-    const owner = this.mayHaveOwnerCalls
-      ? this.sql.exec<{ owner: number | null }>(`SELECT MIN(next_at) AS owner FROM owner_calls`).one().owner
+    const stored = this.mayHaveStoredCalls
+      ? this.sql
+          .exec<{ owner: number | null }>(
+            `SELECT MIN(next_at) AS owner FROM owner_calls WHERE seq NOT IN (SELECT value FROM json_each(?))`,
+            JSON.stringify([...this.calling, ...this.fresh.keys()]),
+          )
+          .one().owner
       : null;
-    const candidates = [...(owner !== null ? [owner] : []), ...(this.mayHaveNotices ? [Date.now() + OUTBOX_RETRY_MS] : [])];
+    // A fresh call whose notice is in D1 is due now; one behind an undelivered notice waits for it.
+    const [firstFresh] = this.fresh.keys();
+    const candidates = [
+      ...(stored !== null ? [stored] : []),
+      ...(firstFresh !== undefined && firstFresh <= this.deliveredThrough ? [Date.now()] : []),
+      ...(this.mayHaveNotices() ? [Date.now() + OUTBOX_RETRY_MS] : []),
+    ];
     return candidates.length ? Math.min(...candidates) : null;
   }
 
@@ -106,29 +179,15 @@ export class InboxOutbox {
       // A bounded number of batches per call keeps one invocation's D1 statements well under the
       // platform's per-invocation limit; whatever is left goes with the next call or the alarm.
       for (let round = 0; round < OUTBOX_ROUNDS; round++) {
-        const rows = this.sql
-          .exec<{ seq: number; notice: string }>(`SELECT seq, notice FROM outbox ORDER BY seq LIMIT ?`, OUTBOX_BATCH)
-          .toArray();
-        if (rows.length === 0) {
-          this.mayHaveNotices = false;
-          break;
-        }
+        const next = this.mayHaveStoredNotices ? this.storedBatch() : this.freshBatch();
+        if (next.batch.length === 0) break;
         const recordedBefore = this.recorded;
-        // Results can be large: keep one D1 batch well below its request size.
-        let bytes = 0;
-        let take = 0;
-        while (take < rows.length && (take === 0 || bytes + rows[take]!.notice.length <= OUTBOX_BATCH_BYTES))
-          bytes += rows[take++]!.notice.length;
-        const batch = rows.slice(0, take);
-        await recordInboxNotices(
-          getDb(this.env.DB),
-          this.inboxId,
-          batch.map((r) => ({ seq: r.seq, notice: JSON.parse(r.notice) as InboxNotice })),
-        );
-        this.sql.exec(`DELETE FROM outbox WHERE seq <= ?`, batch[batch.length - 1]!.seq);
-        // Everything the select saw went, and nothing came while D1 was busy: the outbox is empty.
-        if (take === rows.length && rows.length < OUTBOX_BATCH && this.recorded === recordedBefore) {
-          this.mayHaveNotices = false;
+        await recordInboxNotices(getDb(this.env.DB), this.inboxId, next.batch);
+        this.deliveredThrough = next.batch[next.batch.length - 1]!.seq;
+        this.forgetDeliveredFresh();
+        // Everything there was went, and nothing came while D1 was busy: the outbox is empty.
+        if (next.all && this.recorded === recordedBefore) {
+          this.mayHaveStoredNotices = false;
           break;
         }
       }
@@ -138,55 +197,124 @@ export class InboxOutbox {
     }
   }
 
-  /**
-   * Tells each ended job's owner, once its notice is in D1 (so the handler reads the final row).
-   * A call is claimed synchronously first, so concurrent settles in this object do not repeat it;
-   * a failing handler is retried with backoff and, after OWNER_CALL_ATTEMPTS, recorded and dropped.
-   */
-  private async callOwners(): Promise<void> {
-    const realNow = Date.now();
-    const due = this.sql
-      .exec<{ seq: number; job_end: string; attempts: number }>(
-        `UPDATE owner_calls SET next_at = ?, attempts = attempts + 1
-         WHERE seq IN (SELECT seq FROM owner_calls WHERE next_at <= ? AND seq < (SELECT COALESCE(MIN(seq), 9e15) FROM outbox) ORDER BY seq LIMIT ?)
-         RETURNING seq, job_end, attempts`,
-        realNow + OWNER_CALL_HOLD_MS,
-        realNow,
-        OWNER_CALL_BATCH,
+  /** The next undelivered notices from storage; `all` when none is left behind them. */
+  private storedBatch(): { batch: { seq: number; notice: InboxNotice }[]; all: boolean } {
+    const rows = this.sql
+      .exec<{ seq: number; notice: string }>(
+        `SELECT seq, notice FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`,
+        this.deliveredThrough,
+        OUTBOX_BATCH,
       )
-      .toArray()
-      .sort((a, b) => a.seq - b.seq);
-    if (due.length === 0) {
-      this.noteOwnerCallsLeft();
-      return;
+      .toArray();
+    if (rows.length === 0) {
+      // Storage holds nothing undelivered, so memory holds all that comes from now on.
+      this.mayHaveStoredNotices = false;
+      this.forgetDeliveredFresh();
     }
-    for (const call of due) {
-      const end = JSON.parse(call.job_end) as JobEnd;
-      try {
-        await this.callOwner(end);
-        this.sql.exec(`DELETE FROM owner_calls WHERE seq = ?`, call.seq);
-      } catch (err) {
-        console.error(`runner-inbox: owner handler for ${end.owner.kind}:${end.owner.id} (job ${end.job_id}) failed`, err);
-        if (call.attempts >= OWNER_CALL_ATTEMPTS) {
-          try {
-            await recordOwnerGaveUp(getDb(this.env.DB), end, call.attempts, String(err), new Date(Date.now() + this.offsetMs()));
-            this.sql.exec(`DELETE FROM owner_calls WHERE seq = ?`, call.seq);
-          } catch (recordErr) {
-            console.error("runner-inbox: could not record the abandoned owner call; keeping it", recordErr);
-          }
-        } else {
-          const backoff = Math.min(OWNER_CALL_MAX_BACKOFF_MS, 1_000 * 2 ** call.attempts);
-          this.sql.exec(`UPDATE owner_calls SET next_at = ? WHERE seq = ?`, Date.now() + backoff, call.seq);
-        }
-      }
-    }
-    this.noteOwnerCallsLeft();
+    const take = fitBatch(rows.map((r) => r.notice.length));
+    return {
+      batch: rows.slice(0, take).map((r) => ({ seq: r.seq, notice: JSON.parse(r.notice) as InboxNotice })),
+      all: take === rows.length && rows.length < OUTBOX_BATCH,
+    };
   }
 
-  /** Whether any owner call is left (held, waiting for a retry, or behind an undelivered notice). */
-  private noteOwnerCallsLeft(): void {
-    this.mayHaveOwnerCalls = this.sql.exec(`SELECT 1 FROM owner_calls LIMIT 1`).toArray().length > 0;
+  /** The next undelivered notices from memory (every one there is, while storage holds no other). */
+  private freshBatch(): { batch: { seq: number; notice: InboxNotice }[]; all: boolean } {
+    const fresh = this.freshNotices;
+    const take = fitBatch(fresh.slice(0, OUTBOX_BATCH).map((n) => n.bytes));
+    return { batch: fresh.slice(0, take), all: take === fresh.length };
   }
+
+  private forgetDeliveredFresh(): void {
+    let n = 0;
+    while (n < this.freshNotices.length && this.freshNotices[n]!.seq <= this.deliveredThrough)
+      this.freshBytes -= this.freshNotices[n++]!.bytes;
+    if (n > 0) this.freshNotices = this.freshNotices.slice(n);
+  }
+
+  /**
+   * Tells each ended job's owner, once its notice is in D1 (so the handler reads the final row).
+   * A call is claimed in memory first, so concurrent settles in this object do not repeat it; a
+   * failing handler is retried with backoff and, after OWNER_CALL_ATTEMPTS, recorded and dropped.
+   */
+  private async callOwners(): Promise<void> {
+    const due: { seq: number; end: JobEnd; attempts: number }[] = [];
+    // Fresh calls first, from memory: the notices up to deliveredThrough are all in D1.
+    for (const [seq, end] of this.fresh) {
+      if (seq > this.deliveredThrough || due.length >= OWNER_CALL_BATCH) break;
+      due.push({ seq, end, attempts: 0 });
+    }
+    for (const call of due) {
+      this.fresh.delete(call.seq);
+      this.calling.add(call.seq);
+    }
+    if (this.mayHaveStoredCalls && due.length < OWNER_CALL_BATCH) {
+      const stored = this.storedCallsDue(OWNER_CALL_BATCH - due.length);
+      for (const call of stored) this.calling.add(call.seq);
+      due.push(...stored);
+    }
+    for (const call of due) {
+      try {
+        await this.callOwner(call.end);
+        this.called.push(call.seq);
+      } catch (err) {
+        console.error(`runner-inbox: owner handler for ${call.end.owner.kind}:${call.end.owner.id} (job ${call.end.job_id}) failed`, err);
+        await this.afterFailedCall(call.seq, call.end, call.attempts + 1, err);
+      }
+    }
+    if (this.mayHaveStoredCalls) this.noteStoredCallsLeft();
+  }
+
+  /** Due calls only storage knows (behind no undelivered notice), up to `limit`. */
+  private storedCallsDue(limit: number): { seq: number; end: JobEnd; attempts: number }[] {
+    return this.sql
+      .exec<{ seq: number; job_end: string; attempts: number }>(
+        `SELECT seq, job_end, attempts FROM owner_calls
+         WHERE next_at <= ? AND seq < (SELECT COALESCE(MIN(seq), 9e15) FROM outbox WHERE seq > ?) ORDER BY seq LIMIT ?`,
+        Date.now(),
+        this.deliveredThrough,
+        limit + this.calling.size + this.fresh.size,
+      )
+      .toArray()
+      .filter((call) => !this.calling.has(call.seq) && !this.fresh.has(call.seq))
+      .slice(0, limit)
+      .map((call) => ({ seq: call.seq, end: JSON.parse(call.job_end) as JobEnd, attempts: call.attempts }));
+  }
+
+  private async afterFailedCall(seq: number, end: JobEnd, attempts: number, err: unknown): Promise<void> {
+    try {
+      if (attempts >= OWNER_CALL_ATTEMPTS) {
+        try {
+          await recordOwnerGaveUp(getDb(this.env.DB), end, attempts, String(err), new Date(Date.now() + this.offsetMs()));
+          this.sql.exec(`DELETE FROM owner_calls WHERE seq = ?`, seq);
+          return;
+        } catch (recordErr) {
+          console.error("runner-inbox: could not record the abandoned owner call; keeping it", recordErr);
+        }
+      }
+      const backoff = Math.min(OWNER_CALL_MAX_BACKOFF_MS, 1_000 * 2 ** attempts);
+      this.sql.exec(`UPDATE owner_calls SET attempts = ?, next_at = ? WHERE seq = ?`, attempts, Date.now() + backoff, seq);
+      this.mayHaveStoredCalls = true;
+    } finally {
+      this.calling.delete(seq);
+    }
+  }
+
+  /** Whether storage holds a call that is neither fresh nor being made (waiting for a retry, or behind a notice). */
+  private noteStoredCallsLeft(): void {
+    this.mayHaveStoredCalls = this.sql
+      .exec<{ seq: number }>(`SELECT seq FROM owner_calls ORDER BY seq LIMIT ?`, this.calling.size + this.fresh.size + 1)
+      .toArray()
+      .some((row) => !this.calling.has(row.seq) && !this.fresh.has(row.seq));
+  }
+}
+
+/** How many notices (by their first `sizes`) one D1 batch takes: results can be large, so a byte bound too. */
+function fitBatch(sizes: number[]): number {
+  let bytes = 0;
+  let take = 0;
+  while (take < sizes.length && (take === 0 || bytes + sizes[take]! <= OUTBOX_BATCH_BYTES)) bytes += sizes[take++]!;
+  return take;
 }
 
 const OUTBOX_RETRY_MS = 5_000;
@@ -194,8 +322,8 @@ const OUTBOX_RETRY_MS = 5_000;
 const OUTBOX_BATCH = 100;
 const OUTBOX_BATCH_BYTES = 1_000_000;
 const OUTBOX_ROUNDS = 3;
+/** Undelivered notice text kept in memory; beyond it (D1 away a long while) deliveries read storage. */
+const FRESH_NOTICE_BYTES = 4_000_000;
 const OWNER_CALL_BATCH = 20;
-/** How long a claimed owner call is held before another settle may try it again. */
-const OWNER_CALL_HOLD_MS = 60_000;
 const OWNER_CALL_ATTEMPTS = 8;
 const OWNER_CALL_MAX_BACKOFF_MS = 5 * 60_000;

@@ -369,7 +369,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     this.deadlines.forget();
     const changed = this.maintain(req.now);
     await this.settle();
-    const pending = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM outbox`).one().n;
+    const pending = this.outbox.pending();
     // Only once every notice reached D1, which then holds the finished jobs' record.
     const pruned = req.retainFinishedMs !== undefined && pending === 0 ? this.prune(req.now - req.retainFinishedMs) : 0;
     return { ...changed, pruned, pending_notices: pending };
