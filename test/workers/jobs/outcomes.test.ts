@@ -135,4 +135,95 @@ describe("recordInboxNotices", () => {
       error,
     });
   });
+
+  it("applies a delivery of large results split over several statements in seq order, each notice once", async () => {
+    const db = getDb(env.DB);
+    const a = (await call("/v1/admin/jobs", { body: utilityJob() })).body.job_id as string;
+    const b = (await call("/v1/admin/jobs", { body: utilityJob() })).body.job_id as string;
+    const at = new Date().toISOString();
+    const owner = { kind: "admin" as const, id: "a" };
+    // Quotes double in size when the result's JSON is quoted again: each of these fills a statement of its own.
+    const big = (tag: string) => ({ text: `${tag}:${'"'.repeat(200_000)}` });
+    const record = (attempt: number, status: "leased" | "completed") => ({
+      attempt,
+      runner_id: "rnr_x",
+      status,
+      started_at: at,
+      ended_at: status === "leased" ? null : at,
+    });
+    const notices: { seq: number; notice: InboxNotice }[] = [
+      {
+        seq: 1,
+        notice: {
+          job_id: a,
+          kind: "utility",
+          owner,
+          type: "job.leased",
+          status: "leased",
+          attempt: 1,
+          leased_by: "rnr_x",
+          at,
+          attempt_record: record(1, "leased"),
+        },
+      },
+      {
+        seq: 2,
+        notice: {
+          job_id: b,
+          kind: "utility",
+          owner,
+          type: "job.leased",
+          status: "leased",
+          attempt: 1,
+          leased_by: "rnr_x",
+          at,
+          attempt_record: record(1, "leased"),
+        },
+      },
+      {
+        seq: 3,
+        notice: {
+          job_id: a,
+          kind: "utility",
+          owner,
+          type: "job.completed",
+          status: "completed",
+          attempt: 1,
+          leased_by: "rnr_x",
+          at,
+          result: big("a"),
+          attempt_record: record(1, "completed"),
+        },
+      },
+      {
+        seq: 4,
+        notice: {
+          job_id: b,
+          kind: "utility",
+          owner,
+          type: "job.completed",
+          status: "completed",
+          attempt: 1,
+          leased_by: "rnr_x",
+          at,
+          result: big("b"),
+          attempt_record: record(1, "completed"),
+        },
+      },
+    ];
+    await recordInboxNotices(db, "inbox-big", notices);
+    await recordInboxNotices(db, "inbox-big", notices.slice(0, 2));
+    for (const [id, tag] of [
+      [a, "a"],
+      [b, "b"],
+    ] as const) {
+      expect(await findJob(db, id)).toMatchObject({ status: "completed", result: big(tag), inboxSeq: id === a ? 3 : 4 });
+      expect((await listEvents(db, { subject: id, limit: 50 })).events.map((e) => e.type)).toEqual([
+        "job.queued",
+        "job.leased",
+        "job.completed",
+      ]);
+      expect(await listAttempts(db, id)).toEqual([{ ...record(1, "completed") }]);
+    }
+  });
 });
