@@ -204,8 +204,8 @@ export default {
     try {
       log("council setup on both");
       const [pairsOn, pairsOff] = await Promise.all([
-        councilSetup(on, smoke ? 40 : 300, smoke ? 4 : 40),
-        councilSetup(off, smoke ? 40 : 300, smoke ? 4 : 40),
+        councilSetup(on, smoke ? 40 : 300, smoke ? 4 : 60),
+        councilSetup(off, smoke ? 40 : 300, smoke ? 4 : 60),
       ]);
       const pairs = { on: pairsOn, off: pairsOff };
       await settle(on, 60_000);

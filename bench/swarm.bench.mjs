@@ -244,11 +244,18 @@ export default {
         detail: `${failedBeats} non-2xx or errors of ${all.beat.requests + hot.beat.requests}`,
       },
       {
-        name: "heartbeats write D1 far less than once each",
+        name: "heartbeats write D1 far less than once each over a node's life (hot set)",
         // The steady state is a tenth to a fifth of a row per heartbeat; the bound leaves room for a run
-        // too short to cover a window and for the first pass over freshly seeded nodes.
-        ok: options.smoke || (all.perBeat < 0.5 && hot.perBeat < 0.5),
-        detail: `all nodes: ${all.rows} rows for ${all.beat.ok} heartbeats (${round(all.perBeat, 3)} each); hot set: ${hot.rows} rows for ${hot.beat.ok} heartbeats (${round(hot.perBeat, 3)} each)`,
+        // too short to cover many windows.
+        ok: options.smoke || hot.perBeat < 0.5,
+        detail: `hot set: ${hot.rows} rows for ${hot.beat.ok} heartbeats (${round(hot.perBeat, 3)} each, ${hot.passes} simulated minutes per node)`,
+      },
+      {
+        name: "a swarm's first heartbeats write D1 less than the bare write (all nodes)",
+        // Each node beats about once in this pass, and each held beat is written once when its window
+        // ends (within 10 minutes): during the run that is about half of them, not the steady state.
+        ok: options.smoke || all.perBeat < 1,
+        detail: `all nodes: ${all.rows} rows for ${all.beat.ok} heartbeats (${round(all.perBeat, 3)} each; the bare write: 1)`,
       },
       {
         name: "presence holds no heartbeat a window or more newer than D1's",

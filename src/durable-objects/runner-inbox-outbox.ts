@@ -318,7 +318,7 @@ function fitBatch(sizes: number[]): number {
 }
 
 const OUTBOX_RETRY_MS = 5_000;
-/** Notices per D1 batch (each is two or three statements), and a byte bound for large results. */
+/** Notices per D1 batch (one statement per table for them all, see `inboxNoticeStatements`), and a byte bound for large results. */
 const OUTBOX_BATCH = 100;
 const OUTBOX_BATCH_BYTES = 1_000_000;
 const OUTBOX_ROUNDS = 3;

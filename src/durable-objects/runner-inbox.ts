@@ -229,26 +229,36 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     const now = req.now;
     this.observe(now);
     this.maintain(now);
-    const job = this.findRow(req.jobId);
-    if (!job) return this.settled({ ok: false, reason: "not_found" });
     const result = canonicalJson(req.result);
-    const check = this.revoked.has(req.runnerId) ? "stale" : checkFinish(holder(job), req.leaseId, req.runnerId, "completed");
-    if (check === "stale") return this.settled({ ok: false, reason: "stale_lease", status: job.status });
-    if (check === "duplicate") {
+    // The usual case, the holder finishing under its lease (what `checkFinish` calls "ok": its lease,
+    // leased or lapsed but not re-leased), is the update itself; anything else reads the row to say why not.
+    const row = this.revoked.has(req.runnerId)
+      ? undefined
+      : this.sql
+          .exec<JobRow>(
+            `UPDATE jobs SET status = 'completed', result = ?, error = NULL, lease_expires_at = NULL, acked = 1, ack_deadline = NULL,
+               queue_deadline = NULL, finished_at = ?, updated_at = ?
+             WHERE job_id = ? AND lease_id = ? AND leased_by = ? AND status IN ('leased', 'queued') RETURNING *`,
+            result,
+            now,
+            now,
+            req.jobId,
+            req.leaseId,
+            req.runnerId,
+          )
+          .toArray()[0];
+    if (!row) {
+      const job = this.findRow(req.jobId);
+      if (!job) return this.settled({ ok: false, reason: "not_found" });
       // The same completion again is a no-op; a different result under the same lease is a conflict.
-      if (job.result !== result) return this.settled({ ok: false, reason: "result_conflict", status: job.status });
-      return this.settled({ ok: true, duplicate: true, status: job.status });
+      if (!this.revoked.has(req.runnerId) && checkFinish(holder(job), req.leaseId, req.runnerId, "completed") === "duplicate")
+        return this.settled(
+          job.result === result
+            ? { ok: true, duplicate: true, status: job.status }
+            : { ok: false, reason: "result_conflict", status: job.status },
+        );
+      return this.settled({ ok: false, reason: "stale_lease", status: job.status });
     }
-    const row = this.sql
-      .exec<JobRow>(
-        `UPDATE jobs SET status = 'completed', result = ?, error = NULL, lease_expires_at = NULL, acked = 1, ack_deadline = NULL,
-           queue_deadline = NULL, finished_at = ?, updated_at = ? WHERE job_id = ? RETURNING *`,
-        result,
-        now,
-        now,
-        req.jobId,
-      )
-      .one();
     this.outbox.record(row, {
       type: "job.completed",
       status: "completed",
