@@ -151,65 +151,27 @@ describe("recordInboxNotices", () => {
       started_at: at,
       ended_at: status === "leased" ? null : at,
     });
-    const notices: { seq: number; notice: InboxNotice }[] = [
-      {
-        seq: 1,
-        notice: {
-          job_id: a,
-          kind: "utility",
-          owner,
-          type: "job.leased",
-          status: "leased",
-          attempt: 1,
-          leased_by: "rnr_x",
-          at,
-          attempt_record: record(1, "leased"),
-        },
-      },
-      {
-        seq: 2,
-        notice: {
-          job_id: b,
-          kind: "utility",
-          owner,
-          type: "job.leased",
-          status: "leased",
-          attempt: 1,
-          leased_by: "rnr_x",
-          at,
-          attempt_record: record(1, "leased"),
-        },
-      },
-      {
-        seq: 3,
-        notice: {
-          job_id: a,
-          kind: "utility",
-          owner,
-          type: "job.completed",
-          status: "completed",
-          attempt: 1,
-          leased_by: "rnr_x",
-          at,
-          result: big("a"),
-          attempt_record: record(1, "completed"),
-        },
-      },
-      {
-        seq: 4,
-        notice: {
-          job_id: b,
-          kind: "utility",
-          owner,
-          type: "job.completed",
-          status: "completed",
-          attempt: 1,
-          leased_by: "rnr_x",
-          at,
-          result: big("b"),
-          attempt_record: record(1, "completed"),
-        },
-      },
+    // One job's notice at `seq`: leased, or completed with its large result.
+    const notice = (seq: number, job_id: string, status: "leased" | "completed", tag: string) => ({
+      seq,
+      notice: {
+        job_id,
+        kind: "utility",
+        owner,
+        type: `job.${status}`,
+        status,
+        attempt: 1,
+        leased_by: "rnr_x",
+        at,
+        ...(status === "completed" ? { result: big(tag) } : {}),
+        attempt_record: record(1, status),
+      } satisfies InboxNotice,
+    });
+    const notices = [
+      notice(1, a, "leased", "a"),
+      notice(2, b, "leased", "b"),
+      notice(3, a, "completed", "a"),
+      notice(4, b, "completed", "b"),
     ];
     await recordInboxNotices(db, "inbox-big", notices);
     await recordInboxNotices(db, "inbox-big", notices.slice(0, 2));

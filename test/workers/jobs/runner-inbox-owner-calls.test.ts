@@ -48,6 +48,11 @@ async function onInboxStorage<T>(fn: (storage: Storage) => Promise<T>): Promise<
   return runInDurableObject(stub, (_i: RunnerInbox, state) => fn(state.storage));
 }
 
+/** An outbox on the inbox's storage whose owner handler is `callOwner`. */
+function outboxOn(storage: Storage, callOwner: (end: JobEnd) => Promise<void>) {
+  return new InboxOutbox(storage.sql, env, "owner-calls", callOwner, () => 0);
+}
+
 function rows(storage: Storage, table: "outbox" | "owner_calls") {
   return storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).one().n;
 }
@@ -56,13 +61,7 @@ describe("RunnerInbox owner calls", () => {
   it("calls the owner once after the notice reached D1, then forgets both the call and the notice", async () => {
     await onInboxStorage(async (storage) => {
       const calls: JobEnd[] = [];
-      const outbox = new InboxOutbox(
-        storage.sql,
-        env,
-        "owner-calls",
-        async (end) => void calls.push(end),
-        () => 0,
-      );
+      const outbox = outboxOn(storage, async (end) => void calls.push(end));
       const job = endedJob();
       outbox.record(job, { type: "job.completed", status: "completed", at: Date.now(), result: { text: "ok" } });
       expect(rows(storage, "owner_calls")).toBe(1);
@@ -83,16 +82,10 @@ describe("RunnerInbox owner calls", () => {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       let calls = 0;
-      const outbox = new InboxOutbox(
-        storage.sql,
-        env,
-        "owner-calls",
-        async () => {
-          calls++;
-          await gate;
-        },
-        () => 0,
-      );
+      const outbox = outboxOn(storage, async () => {
+        calls++;
+        await gate;
+      });
       outbox.record(endedJob(), { type: "job.completed", status: "completed", at: Date.now(), result: {} });
       const first = outbox.deliver();
       // Let the first settle reach the handler, then race two more against it.
@@ -109,13 +102,7 @@ describe("RunnerInbox owner calls", () => {
 
   it("makes the calls an object left behind when it restarted, delivered or not", async () => {
     await onInboxStorage(async (storage) => {
-      const before = new InboxOutbox(
-        storage.sql,
-        env,
-        "owner-calls",
-        async () => {},
-        () => 0,
-      );
+      const before = outboxOn(storage, async () => {});
       const undelivered = endedJob();
       const delivered = endedJob();
       before.record(delivered, { type: "job.completed", status: "completed", at: Date.now(), result: {} });
@@ -124,13 +111,7 @@ describe("RunnerInbox owner calls", () => {
       storage.sql.exec(`DELETE FROM outbox WHERE seq = (SELECT MIN(seq) FROM outbox)`);
 
       const calls: string[] = [];
-      const after = new InboxOutbox(
-        storage.sql,
-        env,
-        "owner-calls",
-        async (end) => void calls.push(end.job_id),
-        () => 0,
-      );
+      const after = outboxOn(storage, async (end) => void calls.push(end.job_id));
       await after.deliver();
       expect(calls).toEqual([delivered.job_id, undelivered.job_id]);
       expect([rows(storage, "outbox"), rows(storage, "owner_calls")]).toEqual([0, 0]);
@@ -140,16 +121,10 @@ describe("RunnerInbox owner calls", () => {
   it("retries a failing handler with backoff and gives up after eight attempts, recording why", async () => {
     await onInboxStorage(async (storage) => {
       let calls = 0;
-      const outbox = new InboxOutbox(
-        storage.sql,
-        env,
-        "owner-calls",
-        async () => {
-          calls++;
-          throw new Error("handler down");
-        },
-        () => 0,
-      );
+      const outbox = outboxOn(storage, async () => {
+        calls++;
+        throw new Error("handler down");
+      });
       const job = endedJob();
       outbox.record(job, { type: "job.completed", status: "completed", at: Date.now(), result: {} });
       const before = Date.now();
