@@ -130,10 +130,11 @@ export const councilDialogs = sqliteTable(
     amendmentContent: text("amendment_content"),
     createdAt: text("created_at").notNull(),
     /**
-     * The debounced progress check a dialog the Worker wrote directly asks for (src/council/direct-dialog.ts).
-     * Set, it fires the trigger `council_dialogs_direct_effects` (migration 0021), which makes that
-     * path's follow-up writes in the same statement; NULL for the session object's dialogs, whose
-     * effects the object writes itself.
+     * For a dialog the Worker wrote directly (src/council/direct-dialog.ts): the session's next progress
+     * check this dialog moved forward, or '' when the check was already due sooner. Set, it fires the
+     * trigger `council_dialogs_direct_effects` (migrations 0021, 0022), which makes that path's follow-up
+     * writes in the same statement; NULL for the session object's dialogs, whose effects the object
+     * writes itself.
      */
     checkDueAt: text("check_due_at"),
   },

@@ -31,9 +31,19 @@ async function open(phase: "diverge" | "challenge" = "diverge") {
 
 const db = () => getDb(env.DB);
 const rows = (sid: string) =>
-  env.DB.prepare(`SELECT id, seq, node_id, phase, dialog_type FROM council_dialogs WHERE session_id = ? ORDER BY seq`)
+  env.DB.prepare(
+    `SELECT id, seq, node_id, phase, dialog_type, created_at, check_due_at FROM council_dialogs WHERE session_id = ? ORDER BY seq`,
+  )
     .bind(sid)
-    .all<{ id: string; seq: number; node_id: string; phase: string; dialog_type: string }>()
+    .all<{
+      id: string;
+      seq: number;
+      node_id: string;
+      phase: string;
+      dialog_type: string;
+      created_at: string;
+      check_due_at: string | null;
+    }>()
     .then((r) => r.results);
 const lastDialogAt = (nodeId: string) =>
   env.DB.prepare(`SELECT last_dialog_at AS at FROM nodes WHERE id = ?`)
@@ -94,6 +104,14 @@ describe("a plain dialog written directly", () => {
     // before: the alarm waits for the next deadline, minutes away
     expect((await alarm())! - Date.now()).toBeGreaterThan(60_000);
     for (const m of seated) expect((await dialog(m, sid, { dialog_type: "assess", content: "Fine." })).status).toBe(201);
+    // only the first dialog moved the session's next check (to its debounced check); the others
+    // found it due sooner and left it, so they record '' and do not nudge
+    const { next } = (await env.DB.prepare(`SELECT next_check_at AS next FROM council_sessions WHERE id = ?`)
+      .bind(sid)
+      .first<{ next: string }>())!;
+    const dues = (await rows(sid)).filter((r) => r.dialog_type === "assess").map((r) => r.check_due_at);
+    expect(dues).toEqual([next, ...seated.slice(1).map(() => "")]);
+    expect(Date.parse(next) - Date.parse((await rows(sid)).find((r) => r.dialog_type === "assess")!.created_at)).toBe(10_000);
     // the nudge runs after the answer (waitUntil): wait for it, not for a time
     for (let i = 0; i < 100 && (await alarm())! - Date.now() > 10_000; i++) await scheduler.wait(50);
     expect((await alarm())! - Date.now()).toBeLessThanOrEqual(10_000);
