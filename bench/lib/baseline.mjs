@@ -1,5 +1,6 @@
 // The baseline Worker's routes (bench/baseline/src/index.ts): each does one platform thing.
-import { drive, driveRaw, summarize, warm } from "./load.mjs";
+import { drive, driveRaw, round, summarize, warm } from "./load.mjs";
+import { cpuMs, workerdServing } from "./workerd-cpu.mjs";
 
 export const BASELINES = {
   nothing: { method: "GET", path: "/nothing", label: "nothing" },
@@ -32,9 +33,22 @@ export async function compare(baselineUrl, route, product, { connections, durati
   const baseOpts = { url: `${baselineUrl}${route.path}`, connections, duration: slice, method: route.method, body: baseInit.body };
   const prodOpts = { ...product, connections, duration: slice };
   const raw = { base: [], prod: [] };
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? ["base", "prod"] : ["prod", "base"];
+  // Each server's CPU over the whole run (its slices and the other side's): what its requests left
+  // running after a slice ended (waitUntil, alarms, queue consumers) is still theirs.
+  const pids = { base: workerdServing(baselineUrl), prod: workerdServing(product.url) };
+  const cpu0 = { base: cpuMs(pids.base), prod: cpuMs(pids.prod) };
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? ["base", "prod"] : ["prod", "base"];
     for (const side of order) raw[side].push(await driveRaw(side === "base" ? baseOpts : prodOpts));
   }
-  return { product: summarize(raw.prod, prodOpts), baseline: { label: route.label, ...summarize(raw.base, baseOpts) } };
+  const prod = summarize(raw.prod, prodOpts);
+  const base = summarize(raw.base, baseOpts);
+  const perRequest = (side, stats) => {
+    const used = cpuMs(pids[side]);
+    return used === null || cpu0[side] === null || stats.requests === 0 ? null : round((used - cpu0[side]) / stats.requests, 2);
+  };
+  return {
+    product: { ...prod, cpu_ms_per_request: perRequest("prod", prod) },
+    baseline: { label: route.label, ...base, cpu_ms_per_request: perRequest("base", base) },
+  };
 }

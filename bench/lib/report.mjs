@@ -10,12 +10,25 @@ export function withRatios(rows) {
   return rows.map((row) => {
     const ratio = row.baseline.rate > 0 ? round(row.product.rate / row.baseline.rate, 2) : null;
     const goal = row.goal === undefined ? null : ratio !== null && ratio >= row.goal ? `≥ ${row.goal} met` : `≥ ${row.goal} NOT met`;
-    return { ...row, ratio, goal_status: goal };
+    const cpu = [row.product.cpu_ms_per_request, row.baseline.cpu_ms_per_request];
+    // Baseline over product, like the rate ratio: 0.8 means the product's request costs 1.25 baselines.
+    const cpu_ratio = cpu.every((v) => typeof v === "number" && v > 0) ? round(cpu[1] / cpu[0], 2) : null;
+    return { ...row, ratio, goal_status: goal, cpu_ratio };
   });
 }
 
 export function table(rows) {
   const extraKeys = [...new Set(rows.flatMap((r) => Object.keys(r.extra ?? {})))];
+  // Shown when any row was measured with ctx.compare on Linux; a row without the measurement says so.
+  const withCpu = rows.some((r) => r.product.cpu_ms_per_request != null);
+  const cpuHeader = withCpu ? ["workerd CPU ms/req (product / baseline)", "CPU ratio"] : [];
+  const cpuCells = (r) =>
+    withCpu
+      ? [
+          `${r.product.cpu_ms_per_request ?? "unknown"} / ${r.baseline.cpu_ms_per_request ?? "unknown"}`,
+          r.cpu_ratio === null || r.cpu_ratio === undefined ? "unknown" : String(r.cpu_ratio),
+        ]
+      : [];
   const header = [
     "product path",
     "conc.",
@@ -28,6 +41,7 @@ export function table(rows) {
     "p99 ms",
     "baseline p50 / p99 ms",
     "failed (product / baseline)",
+    ...cpuHeader,
     ...extraKeys,
   ];
   const lines = rows.map((r) => [
@@ -42,6 +56,7 @@ export function table(rows) {
     String(r.product.p99_ms),
     `${r.baseline.p50_ms} / ${r.baseline.p99_ms}`,
     `${failures(r.product)} / ${failures(r.baseline)}`,
+    ...cpuCells(r),
     ...extraKeys.map((k) => String(r.extra?.[k] ?? "")),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
