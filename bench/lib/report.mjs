@@ -24,10 +24,7 @@ export function table(rows) {
   const cpuHeader = withCpu ? ["workerd CPU ms/req (product / baseline)", "CPU ratio"] : [];
   const cpuCells = (r) =>
     withCpu
-      ? [
-          `${r.product.cpu_ms_per_request ?? "unknown"} / ${r.baseline.cpu_ms_per_request ?? "unknown"}`,
-          r.cpu_ratio === null || r.cpu_ratio === undefined ? "unknown" : String(r.cpu_ratio),
-        ]
+      ? [`${r.product.cpu_ms_per_request ?? "unknown"} / ${r.baseline.cpu_ms_per_request ?? "unknown"}`, String(r.cpu_ratio ?? "unknown")]
       : [];
   const header = [
     "product path",

@@ -22,15 +22,13 @@ export function workerdServing(url) {
     const owner = (inode) => workerds.find((w) => w.inodes.has(inode))?.pid ?? null;
     const entry = sockets.find((s) => s.state === LISTEN && s.localPort === port && owner(s.inode) !== null);
     if (!entry) return null;
-    const proxy = owner(entry.inode);
-    const upstreamPorts = new Set(
-      sockets.filter((s) => s.state === ESTABLISHED && workerds.find((w) => w.pid === proxy).inodes.has(s.inode)).map((s) => s.remotePort),
-    );
+    const proxy = workerds.find((w) => w.inodes.has(entry.inode));
+    const upstreamPorts = new Set(sockets.filter((s) => s.state === ESTABLISHED && proxy.inodes.has(s.inode)).map((s) => s.remotePort));
     const runtimes = new Set(
       sockets
         .filter((s) => s.state === LISTEN && upstreamPorts.has(s.localPort))
         .map((s) => owner(s.inode))
-        .filter((pid) => pid !== null && pid !== proxy),
+        .filter((pid) => pid !== null && pid !== proxy.pid),
     );
     return runtimes.size === 1 ? [...runtimes][0] : null;
   } catch {
@@ -40,6 +38,8 @@ export function workerdServing(url) {
 
 const LISTEN = "0A";
 const ESTABLISHED = "01";
+
+const portOf = (addr) => parseInt(addr.split(":").pop(), 16);
 
 function tcpSockets() {
   const out = [];
@@ -53,8 +53,7 @@ function tcpSockets() {
     for (const line of text.split("\n").slice(1)) {
       const cols = line.trim().split(/\s+/);
       if (cols.length < 10) continue;
-      const port = (addr) => parseInt(addr.split(":").pop(), 16);
-      out.push({ localPort: port(cols[1]), remotePort: port(cols[2]), state: cols[3], inode: cols[9] });
+      out.push({ localPort: portOf(cols[1]), remotePort: portOf(cols[2]), state: cols[3], inode: cols[9] });
     }
   }
   return out;

@@ -232,7 +232,8 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     const result = canonicalJson(req.result);
     // The usual case, the holder finishing under its lease (what `checkFinish` calls "ok": its lease,
     // leased or lapsed but not re-leased), is the update itself; anything else reads the row to say why not.
-    const row = this.revoked.has(req.runnerId)
+    const revoked = this.revoked.has(req.runnerId);
+    const row = revoked
       ? undefined
       : this.sql
           .exec<JobRow>(
@@ -251,7 +252,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
       const job = this.findRow(req.jobId);
       if (!job) return this.settled({ ok: false, reason: "not_found" });
       // The same completion again is a no-op; a different result under the same lease is a conflict.
-      if (!this.revoked.has(req.runnerId) && checkFinish(holder(job), req.leaseId, req.runnerId, "completed") === "duplicate")
+      if (!revoked && checkFinish(holder(job), req.leaseId, req.runnerId, "completed") === "duplicate")
         return this.settled(
           job.result === result
             ? { ok: true, duplicate: true, status: job.status }
