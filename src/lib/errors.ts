@@ -122,6 +122,15 @@ const titles: Record<ErrorCode, string> = {
   internal_error: "Internal error",
 };
 
+/** The HTTP status a code answers with (one table, so the OpenAPI document and the answers agree). */
+export function statusOfCode(code: ErrorCode): ContentfulStatusCode {
+  return codeToStatus[code];
+}
+
+export function titleOfCode(code: ErrorCode): string {
+  return titles[code];
+}
+
 export interface FieldError {
   path: string;
   message: string;

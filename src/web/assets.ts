@@ -3,6 +3,7 @@ import uplot from "uplot/dist/uPlot.iife.min.js";
 import uplotCss from "uplot/dist/uPlot.min.css";
 import appCss from "./assets/app.css";
 import appJs from "./assets/app.client.js";
+import referenceJs from "./assets/reference.client.js";
 
 export interface Asset {
   body: string;
@@ -35,6 +36,7 @@ export const ASSETS: ReadonlyMap<string, Asset> = new Map([
   ["uplot.css", asset(uplotCss, "text/css; charset=utf-8")],
   ["app.js", asset(appJs, "text/javascript; charset=utf-8")],
   ["app.css", asset(appCss, "text/css; charset=utf-8")],
+  ["reference.js", asset(referenceJs, "text/javascript; charset=utf-8")],
 ]);
 
 /** `/assets/<name>?v=<version>`: the URL a page links. */

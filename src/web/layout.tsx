@@ -31,6 +31,7 @@ const PUBLIC_LINKS = [
   ["/council", "Council"],
   ["/principles", "Principles"],
   ["/projects", "Projects"],
+  ["/docs", "API"],
 ] as const;
 
 /** The console's pages; a link needing a role above the viewer's is left out (the server refuses it anyway). */
@@ -55,6 +56,8 @@ export interface LayoutProps {
   viewer?: Viewer;
   /** The event stream this page listens to for live updates (none on the login page). */
   stream?: string;
+  /** Further scripts of ours this page needs, by asset name (`reference.js`). */
+  scripts?: string[];
   children?: Child;
 }
 
@@ -94,6 +97,9 @@ export function Layout(props: LayoutProps) {
         <script src={assetUrl("htmx.js")} defer></script>
         <script src={assetUrl("uplot.js")} defer></script>
         <script src={assetUrl("app.js")} defer></script>
+        {(props.scripts ?? []).map((name) => (
+          <script src={assetUrl(name)} defer></script>
+        ))}
       </head>
       <body data-stream={props.stream}>
         <a class="skip" href="#main">

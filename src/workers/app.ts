@@ -30,6 +30,7 @@ import { problemResponse, toAppError } from "./problem";
 import { webAssetsRoutes } from "./http/web-assets";
 import { consoleRoutes } from "./http/console";
 import { publicPagesRoutes } from "./http/pages-public";
+import { referenceRoutes } from "./http/reference";
 
 export const app = new Hono<AppEnv>();
 
@@ -76,6 +77,8 @@ app.route("/a2a", a2aRoutes);
 app.route("/assets", webAssetsRoutes);
 app.route("/console", consoleRoutes);
 app.route("/", publicPagesRoutes);
+// The contract: /openapi.json and /docs, generated from the routes above (so it is mounted last).
+app.route("/", referenceRoutes(app as never));
 
 app.notFound((c) => problemResponse(c, new AppError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
 

@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { TestNode } from "./nodes";
+import { expectConforms } from "./contract";
 
 let seq = 0;
 
@@ -47,6 +48,7 @@ export async function a2a(path: string, body?: unknown, token?: string | null, h
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
+  await expectConforms(body === undefined ? "GET" : "POST", `http://crewplane.test/a2a${path}`, { status: res.status, headers: res.headers, text });
   return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as any };
 }
 

@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { ADMIN_TOKEN } from "./index";
+import { expectConforms } from "./contract";
 
 const BASE = "http://crewplane.test";
 
@@ -31,6 +32,7 @@ export async function send(path: string, opts: SendOptions = {}): Promise<Sent> 
     body: opts.body,
   });
   const text = await res.text();
+  await expectConforms(opts.method ?? (opts.body === undefined ? "GET" : "POST"), `${BASE}${path}`, { status: res.status, headers: res.headers, text });
   let json: any = null;
   try {
     json = text ? JSON.parse(text) : null;

@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { getDb } from "../../src/db/client";
 import type { CredentialKind, OperatorRole } from "../../src/db/schema";
 import { mintCredential } from "../../src/lib/credentials";
+import { expectConforms } from "./contract";
 
 export const ADMIN_TOKEN = "test-admin-token";
 const BASE = "http://crewplane.test";
@@ -25,6 +26,7 @@ export async function call(path: string, opts: CallOptions = {}) {
   }
   const res = await exports.default.fetch(`${BASE}${path}`, { method: opts.method ?? (body ? "POST" : "GET"), headers, body });
   const text = await res.text();
+  await expectConforms(opts.method ?? (body ? "POST" : "GET"), `${BASE}${path}`, { status: res.status, headers: res.headers, text });
   return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as any };
 }
 

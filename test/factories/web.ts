@@ -1,4 +1,5 @@
 import { exports } from "cloudflare:workers";
+import { expectConforms } from "./contract";
 
 export const ORIGIN = "http://crewplane.test";
 
@@ -27,7 +28,9 @@ export async function web(
     body,
     redirect: "manual",
   });
-  return { status: res.status, headers: res.headers, text: await res.text() };
+  const text = await res.text();
+  await expectConforms(opts.method ?? (body ? "POST" : "GET"), `${ORIGIN}${path}`, { status: res.status, headers: res.headers, text });
+  return { status: res.status, headers: res.headers, text };
 }
 
 /** Logs in at the form; returns the `Cookie` header value the browser would send afterwards. */

@@ -6,6 +6,7 @@ import type { OperatorRole } from "../../db/schema";
 import { permits } from "../../lib/auth";
 import { AppError } from "../../lib/errors";
 import type { AppEnv } from "../app-env";
+import { withOperationSpec } from "../openapi/describe";
 
 /**
  * The session cookie. `__Host-` makes the browser insist on Secure, Path=/ and no Domain; it is
@@ -46,7 +47,7 @@ export function sameOrigin(c: Context): boolean {
  * session's form token and this origin (else `403 csrf_failed`).
  */
 export function requireConsole(role: OperatorRole): MiddlewareHandler<ConsoleEnv> {
-  return async function requireConsole(c, next) {
+  return withOperationSpec<MiddlewareHandler<ConsoleEnv>>(async function requireConsole(c, next) {
     const cookie = getCookie(c, COOKIE_NAME, "host");
     const session = cookie ? await resolveSession(c.env, getDb(c.env.DB), cookie, c.var.clock.now()) : null;
     if (!session) {
@@ -78,5 +79,9 @@ export function requireConsole(role: OperatorRole): MiddlewareHandler<ConsoleEnv
       }
     }
     await next();
-  };
+  }, () => ({
+    security: [{ consoleSession: [] }],
+    "x-crewplane-auth": `Needs a console session of role ${role} or above; a GET without one is sent to the login form (303), a POST also needs the session's form token.`,
+    "x-crewplane-errors": ["unauthorized", "forbidden", "csrf_failed"],
+  }));
 }

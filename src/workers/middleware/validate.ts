@@ -3,6 +3,8 @@ import type { ValidationTargets } from "hono";
 import type { ZodType } from "zod";
 import { AppError, fieldErrorsFromIssues } from "../../lib/errors";
 import { jsonContentTypeProblem } from "../../lib/media-type";
+import { withOperationSpec, type OperationSpec } from "../openapi/describe";
+import { jsonSchemaOf, type JsonSchema } from "../openapi/json-schema";
 
 /**
  * zValidator whose failures become the same problem+json as every other error (422
@@ -27,7 +29,7 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
     // (The option is typed with zod core's result type; classic's `safeParse` returns that object.)
     { validationFunction: (s, value) => s.safeParse(value) as never },
   );
-  if (target !== "json") return validator;
+  if (target !== "json") return withOperationSpec(validator, () => parametersSpec(target, schema));
   const requireJson: typeof validator = async function requireJsonBody(c, next) {
     const problem = jsonContentTypeProblem(c.req.header("content-type"));
     if (problem) {
@@ -37,5 +39,30 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
     }
     return validator(c, next);
   };
-  return requireJson;
+  return withOperationSpec(requireJson, () => ({
+    requestBody: { required: true, content: { "application/json": { schema: jsonSchemaOf(schema, "input") } } },
+    "x-crewplane-errors": ["validation_failed", "malformed_request", "unsupported_media_type"],
+  }));
+}
+
+const PARAMETER_IN: Partial<Record<keyof ValidationTargets, string>> = { param: "path", query: "query", header: "header", cookie: "cookie" };
+
+/** A params, query, header or cookie schema as OpenAPI parameters, one per property. */
+function parametersSpec(target: keyof ValidationTargets, schema: ZodType): OperationSpec {
+  const where = PARAMETER_IN[target];
+  if (!where) throw new Error(`validate("${target}") has no OpenAPI mapping`);
+  const object = jsonSchemaOf(schema, "input");
+  const required = new Set((object.required as string[] | undefined) ?? []);
+  const properties = (object.properties ?? {}) as Record<string, JsonSchema>;
+  const parameters = Object.entries(properties).map(([name, property]) => {
+    const { description, ...rest } = property;
+    return {
+      name,
+      in: where,
+      required: where === "path" || required.has(name),
+      ...(typeof description === "string" ? { description } : {}),
+      schema: rest,
+    };
+  });
+  return { parameters, "x-crewplane-errors": ["validation_failed"] };
 }
