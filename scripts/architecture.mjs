@@ -1,9 +1,9 @@
-// The layer diagram in README.md ("Architecture"), generated from the same dependency graph that
+// The layer diagram in docs/architecture.md, generated from the same dependency graph that
 // dependency-cruiser checks (.dependency-cruiser.cjs): one node per directory under src/, one edge per
 // runtime import between them (type-only imports are compiled away and do not count).
 //
-//   node scripts/architecture.mjs          rewrite the diagram in README.md
-//   node scripts/architecture.mjs --check  exit 1 when README.md's diagram is not the current one
+//   node scripts/architecture.mjs          rewrite the diagram in docs/architecture.md
+//   node scripts/architecture.mjs --check  exit 1 when docs/architecture.md's diagram is not the current one
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -40,18 +40,18 @@ for (const mod of JSON.parse(out).modules) {
 }
 const diagram = ["```mermaid", "flowchart LR", ...[...edges].sort().map((e) => `  ${e}`), "```"].join("\n");
 
-const readmePath = `${root}README.md`;
+const readmePath = `${root}docs/architecture.md`;
 const readme = readFileSync(readmePath, "utf8");
 const start = readme.indexOf(BEGIN);
 const end = readme.indexOf(END);
 if (start < 0 || end < start) {
-  console.error(`README.md has no ${BEGIN} … ${END} block`);
+  console.error(`docs/architecture.md has no ${BEGIN} … ${END} block`);
   process.exit(1);
 }
 const next = `${readme.slice(0, start + BEGIN.length)}\n\n${diagram}\n\n${readme.slice(end)}`;
 if (process.argv.includes("--check")) {
   if (next !== readme) {
-    console.error("README.md's architecture diagram is out of date: run `node scripts/architecture.mjs` and commit the result.");
+    console.error("docs/architecture.md's architecture diagram is out of date: run `node scripts/architecture.mjs` and commit the result.");
     process.exit(1);
   }
   console.log(`architecture diagram current (${edges.size} edges)`);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { createTestHarness } from "wrangler";
+import { startContractProxy } from "./contract-proxy";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const ADMIN_TOKEN = "e2e-admin-token";
@@ -15,7 +16,9 @@ export async function startWorker(opts: { secrets?: Record<string, string> } = {
   });
   const { url } = await server.listen();
   await server.getWorker().applyD1Migrations("DB");
-  const base = url.toString().replace(/\/$/, "");
+  // Everyone reaches the Worker through a proxy that checks each answer against /openapi.json.
+  const contract = await startContractProxy(url.toString().replace(/\/$/, ""));
+  const base = contract.url;
 
   async function api(path: string, init: { method?: string; body?: unknown; token?: string } = {}) {
     const res = await fetch(`${base}${path}`, {
@@ -41,7 +44,15 @@ export async function startWorker(opts: { secrets?: Record<string, string> } = {
     }
   }
 
-  return { server, base, api, waitForJob, close: () => server.close() };
+  /** Stops the stack; fails when any answer during the file broke the documented contract. */
+  async function close() {
+    await contract.close();
+    await server.close();
+    const violations = contract.violations();
+    if (violations.length > 0) throw new Error(`Answers that broke the OpenAPI contract:\n${[...new Set(violations)].join("\n")}`);
+  }
+
+  return { server, base, api, waitForJob, contractViolations: contract.violations, close };
 }
 
 export interface RunnerProcess {

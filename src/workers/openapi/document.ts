@@ -22,22 +22,35 @@ function errorsOf(operation: Operation): Set<ErrorCode> {
   return codes;
 }
 
+/** Whether a response the route declared is an HTML page. */
+function isPage(response: unknown): boolean {
+  const content = (response as { content?: Record<string, unknown> } | undefined)?.content;
+  return content !== undefined && "text/html" in content;
+}
+
 /**
  * Folds what the middleware said into plain OpenAPI: the error codes become problem+json responses
  * by status (each narrowed to its codes), the auth rule a sentence of the description, and a console
- * page's missing session its 303 to the login form.
+ * page's missing session its 303 to the login form. An HTML route's errors (a console route, or one
+ * that declares a page) are also pages for a browser (`htmlPages`: same status, same code), so they
+ * list `text/html` too; a status the route declared itself (a form shown again) keeps its description.
  */
 function finishOperation(path: string, method: string, operation: Operation): void {
   const tags = (operation.tags as string[] | undefined) ?? [];
   operation.tags = [tagOfPath(path), ...tags.filter((t) => t !== tagOfPath(path))];
   const responses = (operation.responses ??= {});
+  const console = operation.security?.some((s) => "consoleSession" in s);
+  const html = console || Object.values(responses).some(isPage);
   for (const [status, codes] of codesByStatus(errorsOf(operation))) {
+    const declared = (responses[String(status)] as { description?: string } | undefined)?.description;
     responses[String(status)] = {
-      description: problemDescription(codes),
-      content: { "application/problem+json": { schema: jsonSchemaOf(problemSchema(codes), "output") } },
+      description: declared ? `${declared}. ${problemDescription(codes)}` : problemDescription(codes),
+      content: {
+        "application/problem+json": { schema: jsonSchemaOf(problemSchema(codes), "output") },
+        ...(html ? { "text/html": {} } : {}),
+      },
     };
   }
-  const console = operation.security?.some((s) => "consoleSession" in s);
   if (console && method === "get") responses["303"] ??= { description: "No live console session: sent to the login form" };
   const auth = operation["x-crewplane-auth"];
   if (auth) operation.description = operation.description ? `${operation.description}\n\n${auth}` : auth;
