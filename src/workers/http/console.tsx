@@ -42,6 +42,8 @@ import { TopologyPage } from "../../web/pages/console-topology";
 import { CONFIG_SECTIONS } from "../config-sections";
 import { requireConsole, type ConsoleEnv } from "../middleware/console-session";
 import { htmlPages } from "../middleware/html-pages";
+import { describe, type ResponseDoc } from "../openapi/describe";
+import { geneExportSchema } from "../openapi/responses/console";
 import { consoleSessionRoutes } from "./console-session";
 import { runnerView } from "./admin/runners";
 import { withTeam } from "./employees";
@@ -69,6 +71,12 @@ async function attempt<T>(work: () => Promise<T>): Promise<{ ok: true; value: T 
     throw err;
   }
 }
+
+/**
+ * A console page in the document: a 200, or a form's page shown again with the problem inline (at
+ * the status of its code, as `problemStatus` answers).
+ */
+const pageDoc = (description: string): ResponseDoc => ({ description, type: "text/html" });
 
 const viewer = requireConsole("viewer");
 const manager = requireConsole("manager");
@@ -211,205 +219,462 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
   // Login and logout first: they work without a session (their own router, mounted here once).
   .route("/", consoleSessionRoutes)
   .use("*", htmlPages())
-  .get("/", viewer, validate("query", z.object({ type: z.string().optional() })), async (c) => {
-    const db = getDb(c.env.DB);
-    const raw = c.req.valid("query").type;
-    const parsed = z.object({ type: label(100).optional() }).safeParse({ type: raw === "" ? undefined : raw });
-    if (!parsed.success) {
-      const err = invalid(parsed.error, "The filter is invalid");
-      return page(c, <ActivityPage viewer={viewerOf(c)} events={[]} problem={formProblem(err)} />, 422);
-    }
-    const events = await recentEvents(db, { typePrefix: parsed.data.type, limit: 100 });
-    return page(c, <ActivityPage viewer={viewerOf(c)} events={events} type={parsed.data.type} />);
-  })
-  // The operator feed for the console's pages: `GET /v1/events/stream`, authenticated by the session.
-  .get("/events/stream", viewer, validate("query", streamQuery), (c) =>
-    eventStream(c as unknown as Parameters<typeof eventStream>[0], c.req.valid("query"), false),
-  )
-  .get("/approvals", viewer, (c) => approvalsPage(c))
-  .post("/approvals/:id/decide", manager, validate("param", approvalParam), async (c) => {
-    const id = c.req.valid("param").id;
-    const form = await readForm(c);
-    const principal = c.var.session.principal;
-    const result = await attempt(async () => {
-      // As `POST /v1/approvals/:id/decide`: a named person decides, never the shared bootstrap token.
-      if (principal.id === BOOTSTRAP_ADMIN_ID) {
-        throw new AppError(
-          "forbidden",
-          "The bootstrap ADMIN_TOKEN cannot decide approvals; log in with a named manager or admin operator token",
-          {
-            extra: { reason: "bootstrap_token_not_a_decider" },
-          },
-        );
+  .get(
+    "/",
+    describe({
+      summary: "The console's activity page: the newest events",
+      responses: {
+        200: pageDoc("The newest 100 events, of a type prefix when `type` is given"),
+        422: pageDoc("An invalid `type` filter: the page without events, the problem inline"),
+      },
+    }),
+    viewer,
+    validate("query", z.object({ type: z.string().optional() })),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const raw = c.req.valid("query").type;
+      const parsed = z.object({ type: label(100).optional() }).safeParse({ type: raw === "" ? undefined : raw });
+      if (!parsed.success) {
+        const err = invalid(parsed.error, "The filter is invalid");
+        return page(c, <ActivityPage viewer={viewerOf(c)} events={[]} problem={formProblem(err)} />, 422);
       }
-      const parsed = decideForm.safeParse(form);
-      if (!parsed.success) throw invalid(parsed.error, "The decision is incomplete");
-      return decideApproval(
-        getDb(c.env.DB),
-        id,
-        { decision: parsed.data.decision, note: parsed.data.note, operatorId: principal.id, via: "api" },
-        c.var.clock.now(),
-      );
-    });
-    if (result.ok) return c.redirect(`/console/approvals#approval-${id}`, 303);
-    if (result.error.code === "not_found") throw result.error;
-    return approvalsPage(c, { approvalId: id, problem: formProblem(result.error)!, note: form.note }, problemStatus(result.error));
-  })
-  .get("/topology", manager, async (c) => {
-    const view = await topologyView(c.env, getDb(c.env.DB), c.var.clock.now());
-    return page(c, <TopologyPage viewer={viewerOf(c)} now={c.var.clock.now()} topology={view} />);
-  })
-  .get("/employees", viewer, async (c) => {
-    const { employees } = await listEmployees(getDb(c.env.DB), { limit: 500 });
-    return page(c, <EmployeesPage viewer={viewerOf(c)} employees={employees} />);
-  })
-  .get("/employees/:id", viewer, validate("param", idParam), (c) => employeePage(c, c.req.valid("param").id))
-  .post("/employees/:id/conversations", manager, validate("param", idParam), async (c) => {
-    const id = c.req.valid("param").id;
-    const form = await readForm(c);
-    const result = await attempt(async () => {
-      const parsed = openBody.safeParse({ user_id: form.user_id });
-      if (!parsed.success) throw invalid(parsed.error, "The conversation cannot start");
-      return openConversation(getDb(c.env.DB), id, parsed.data, c.var.session.principal.id, c.var.clock.now());
-    });
-    if (result.ok) return c.redirect(`/console/conversations/${result.value.conversation_id}`, 303);
-    if (result.error.code === "not_found") throw result.error;
-    return employeePage(c, id, formProblem(result.error), form.user_id, problemStatus(result.error));
-  })
-  .get("/employees/:id/memory", viewer, validate("param", idParam), validate("query", searchQuery), async (c) => {
-    const db = getDb(c.env.DB);
-    const { id } = c.req.valid("param");
-    const { q } = c.req.valid("query");
-    const employee = await employeeOr404(db, id);
-    return page(c, <MemoryPage viewer={viewerOf(c)} employee={employee} q={q} entries={await searchMemory(db, id, q, 50)} />);
-  })
-  .get("/employees/:id/wiki", viewer, validate("param", idParam), validate("query", searchQuery), async (c) => {
-    const db = getDb(c.env.DB);
-    const { id } = c.req.valid("param");
-    const { q } = c.req.valid("query");
-    const employee = await employeeOr404(db, id);
-    return page(c, <WikiPageList viewer={viewerOf(c)} employee={employee} q={q} pages={await searchWiki(db, id, q, 50)} />);
-  })
-  .get("/employees/:id/wiki/:slug", viewer, validate("param", z.object({ id: employeeId, slug: wikiSlug })), async (c) => {
-    const db = getDb(c.env.DB);
-    const { id, slug } = c.req.valid("param");
-    const employee = await employeeOr404(db, id);
-    return page(c, <WikiPageList viewer={viewerOf(c)} employee={employee} pages={[]} page={await readWikiPage(db, id, slug)} />);
-  })
-  .get("/employees/:id/learning", viewer, validate("param", idParam), (c) => learningPage(c, c.req.valid("param").id))
+      const events = await recentEvents(db, { typePrefix: parsed.data.type, limit: 100 });
+      return page(c, <ActivityPage viewer={viewerOf(c)} events={events} type={parsed.data.type} />);
+    },
+  )
+  // The operator feed for the console's pages: `GET /v1/events/stream`, authenticated by the session.
+  .get(
+    "/events/stream",
+    describe({
+      summary: "The operator event feed for the console's pages (Server-Sent Events)",
+      description: "`GET /v1/events/stream` for a browser: authenticated by the session instead of a bearer token.",
+      responses: {
+        200: { description: "Events as they land (`event:` its type, `id:` its id, `data:` the event)", type: "text/event-stream" },
+      },
+      errors: ["validation_failed", "too_many_streams"],
+    }),
+    viewer,
+    validate("query", streamQuery),
+    (c) => eventStream(c as unknown as Parameters<typeof eventStream>[0], c.req.valid("query"), false),
+  )
+  .get(
+    "/approvals",
+    describe({
+      summary: "The approvals page: pending and recently decided",
+      responses: { 200: pageDoc("Pending approvals and the last 40 decided") },
+    }),
+    viewer,
+    (c) => approvalsPage(c),
+  )
+  .post(
+    "/approvals/:id/decide",
+    describe({
+      summary: "Approve or deny a pending approval (the approvals page's form), as a named manager",
+      responses: {
+        303: { description: "Decided: back to the approval on the approvals page" },
+        403: pageDoc("The bootstrap ADMIN_TOKEN's session: the approvals page, the problem on the approval"),
+        409: pageDoc("Already decided, expired, or changed meanwhile: the approvals page, the problem on the approval"),
+        422: pageDoc("No decision, or an invalid note: the approvals page, the problem on the approval"),
+      },
+      errors: ["forbidden", "validation_failed", "not_found", "conflict", "already_decided", "approval_expired"],
+    }),
+    manager,
+    validate("param", approvalParam),
+    async (c) => {
+      const id = c.req.valid("param").id;
+      const form = await readForm(c);
+      const principal = c.var.session.principal;
+      const result = await attempt(async () => {
+        // As `POST /v1/approvals/:id/decide`: a named person decides, never the shared bootstrap token.
+        if (principal.id === BOOTSTRAP_ADMIN_ID) {
+          throw new AppError(
+            "forbidden",
+            "The bootstrap ADMIN_TOKEN cannot decide approvals; log in with a named manager or admin operator token",
+            {
+              extra: { reason: "bootstrap_token_not_a_decider" },
+            },
+          );
+        }
+        const parsed = decideForm.safeParse(form);
+        if (!parsed.success) throw invalid(parsed.error, "The decision is incomplete");
+        return decideApproval(
+          getDb(c.env.DB),
+          id,
+          { decision: parsed.data.decision, note: parsed.data.note, operatorId: principal.id, via: "api" },
+          c.var.clock.now(),
+        );
+      });
+      if (result.ok) return c.redirect(`/console/approvals#approval-${id}`, 303);
+      if (result.error.code === "not_found") throw result.error;
+      return approvalsPage(c, { approvalId: id, problem: formProblem(result.error)!, note: form.note }, problemStatus(result.error));
+    },
+  )
+  .get(
+    "/topology",
+    describe({
+      summary: "The topology page",
+      responses: { 200: pageDoc("Routes, proposals, overrides and observations, as `GET /v1/topology` shows them") },
+    }),
+    manager,
+    async (c) => {
+      const view = await topologyView(c.env, getDb(c.env.DB), c.var.clock.now());
+      return page(c, <TopologyPage viewer={viewerOf(c)} now={c.var.clock.now()} topology={view} />);
+    },
+  )
+  .get(
+    "/employees",
+    describe({ summary: "The employees page", responses: { 200: pageDoc("Every employee (up to 500)") } }),
+    viewer,
+    async (c) => {
+      const { employees } = await listEmployees(getDb(c.env.DB), { limit: 500 });
+      return page(c, <EmployeesPage viewer={viewerOf(c)} employees={employees} />);
+    },
+  )
+  .get(
+    "/employees/:id",
+    describe({
+      summary: "An employee's page",
+      responses: { 200: pageDoc("The employee, its recent conversations and tasks, and (for a manager) the form to start a conversation") },
+      errors: ["not_found"],
+    }),
+    viewer,
+    validate("param", idParam),
+    (c) => employeePage(c, c.req.valid("param").id),
+  )
+  .post(
+    "/employees/:id/conversations",
+    describe({
+      summary: "Start a conversation with an employee (the employee page's form)",
+      responses: {
+        303: { description: "Started: on to the conversation's page" },
+        422: pageDoc("An invalid `user_id`: the employee's page, the problem inline"),
+      },
+      errors: ["not_found", "validation_failed"],
+    }),
+    manager,
+    validate("param", idParam),
+    async (c) => {
+      const id = c.req.valid("param").id;
+      const form = await readForm(c);
+      const result = await attempt(async () => {
+        const parsed = openBody.safeParse({ user_id: form.user_id });
+        if (!parsed.success) throw invalid(parsed.error, "The conversation cannot start");
+        return openConversation(getDb(c.env.DB), id, parsed.data, c.var.session.principal.id, c.var.clock.now());
+      });
+      if (result.ok) return c.redirect(`/console/conversations/${result.value.conversation_id}`, 303);
+      if (result.error.code === "not_found") throw result.error;
+      return employeePage(c, id, formProblem(result.error), form.user_id, problemStatus(result.error));
+    },
+  )
+  .get(
+    "/employees/:id/memory",
+    describe({
+      summary: "An employee's memory, searched",
+      responses: { 200: pageDoc("Up to 50 memory entries, matching `q` when given") },
+      errors: ["not_found"],
+    }),
+    viewer,
+    validate("param", idParam),
+    validate("query", searchQuery),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id } = c.req.valid("param");
+      const { q } = c.req.valid("query");
+      const employee = await employeeOr404(db, id);
+      return page(c, <MemoryPage viewer={viewerOf(c)} employee={employee} q={q} entries={await searchMemory(db, id, q, 50)} />);
+    },
+  )
+  .get(
+    "/employees/:id/wiki",
+    describe({
+      summary: "An employee's wiki, searched",
+      responses: { 200: pageDoc("Up to 50 wiki pages, matching `q` when given") },
+      errors: ["not_found"],
+    }),
+    viewer,
+    validate("param", idParam),
+    validate("query", searchQuery),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id } = c.req.valid("param");
+      const { q } = c.req.valid("query");
+      const employee = await employeeOr404(db, id);
+      return page(c, <WikiPageList viewer={viewerOf(c)} employee={employee} q={q} pages={await searchWiki(db, id, q, 50)} />);
+    },
+  )
+  .get(
+    "/employees/:id/wiki/:slug",
+    describe({ summary: "One page of an employee's wiki", responses: { 200: pageDoc("The wiki page") }, errors: ["not_found"] }),
+    viewer,
+    validate("param", z.object({ id: employeeId, slug: wikiSlug })),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id, slug } = c.req.valid("param");
+      const employee = await employeeOr404(db, id);
+      return page(c, <WikiPageList viewer={viewerOf(c)} employee={employee} pages={[]} page={await readWikiPage(db, id, slug)} />);
+    },
+  )
+  .get(
+    "/employees/:id/learning",
+    describe({
+      summary: "An employee's learning tab: evolution, playbook and SOUL versions",
+      responses: {
+        200: pageDoc("Evolution state, the playbook's entries (for a manager, each with a retire form) and the SOUL's versions"),
+      },
+      errors: ["not_found"],
+    }),
+    viewer,
+    validate("param", idParam),
+    (c) => learningPage(c, c.req.valid("param").id),
+  )
   // `GET /v1/employees/:id/playbook?format=gene` for a browser (the session instead of a bearer token), as a download.
-  .get("/employees/:id/playbook/export", viewer, validate("param", idParam), async (c) => {
-    const { id } = c.req.valid("param");
-    const genes = await playbookView(getDb(c.env.DB), id, { format: "gene" }, c.var.clock.now());
-    c.header("Content-Disposition", `attachment; filename="${id}-playbook-genes.json"`);
-    return c.json(genes);
-  })
-  .post("/employees/:id/playbook/:entry_id/retire", manager, validate("param", entryParam), async (c) => {
-    const { id, entry_id } = c.req.valid("param");
-    const form = await readForm(c);
-    const result = await attempt(async () => {
-      const parsed = retireBody.safeParse({ reason: form.reason });
-      if (!parsed.success) throw invalid(parsed.error, "The entry cannot be retired");
-      return retireEntry(getDb(c.env.DB), id, entry_id, parsed.data, c.var.session.principal.id, c.var.clock.now());
-    });
-    if (result.ok) return c.redirect(`/console/employees/${id}/learning#entry-${entry_id}`, 303);
-    if (result.error.code === "not_found") throw result.error;
-    return learningPage(
-      c,
-      id,
-      { entryId: entry_id, problem: formProblem(result.error)!, reason: form.reason },
-      problemStatus(result.error),
-    );
-  })
-  .get("/conversations/:id", viewer, validate("param", convParam), (c) => conversationPage(c, c.req.valid("param").id))
-  .post("/conversations/:id/messages", manager, validate("param", convParam), async (c) => {
-    const id = c.req.valid("param").id;
-    const form = await readForm(c);
-    const result = await attempt(async () => {
-      const parsed = z.object({ content: z.string() }).safeParse({ content: form.content });
-      if (!parsed.success) throw invalid(parsed.error, "The message is invalid");
-      return sendMessage(c.env, getDb(c.env.DB), id, { content: parsed.data.content }, c.var.session.principal.id, c.var.clock.now());
-    });
-    if (result.ok) return c.redirect(`/console/conversations/${id}`, 303);
-    if (result.error.code === "not_found") throw result.error;
-    return conversationPage(c, id, formProblem(result.error), form.content, problemStatus(result.error));
-  })
-  .post("/conversations/:id/close", manager, validate("param", convParam), async (c) => {
-    const id = c.req.valid("param").id;
-    const result = await attempt(() => closeConversation(c.env, id, "closed_by_request", c.var.session.principal.id, c.var.clock.now()));
-    if (result.ok) return c.redirect(`/console/conversations/${id}`, 303);
-    if (result.error.code === "not_found") throw result.error;
-    return conversationPage(c, id, formProblem(result.error), undefined, problemStatus(result.error));
-  })
-  .get("/tasks", viewer, async (c) => {
+  .get(
+    "/employees/:id/playbook/export",
+    describe({
+      summary: "Download an employee's playbook as GEP genes",
+      description: "`GET /v1/employees/:id/playbook?format=gene` for a browser, as an attachment (`<id>-playbook-genes.json`).",
+      responses: { 200: geneExportSchema },
+      errors: ["not_found"],
+    }),
+    viewer,
+    validate("param", idParam),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const genes = await playbookView(getDb(c.env.DB), id, { format: "gene" }, c.var.clock.now());
+      c.header("Content-Disposition", `attachment; filename="${id}-playbook-genes.json"`);
+      return c.json(genes);
+    },
+  )
+  .post(
+    "/employees/:id/playbook/:entry_id/retire",
+    describe({
+      summary: "Retire a playbook entry (the learning tab's form)",
+      responses: {
+        303: { description: "Retired: back to the entry on the learning tab" },
+        409: pageDoc("Already retired, or the playbook kept changing: the learning tab, the problem on the entry"),
+        422: pageDoc("No reason, or the playbook refused the change: the learning tab, the problem on the entry"),
+      },
+      errors: ["not_found", "validation_failed", "conflict"],
+    }),
+    manager,
+    validate("param", entryParam),
+    async (c) => {
+      const { id, entry_id } = c.req.valid("param");
+      const form = await readForm(c);
+      const result = await attempt(async () => {
+        const parsed = retireBody.safeParse({ reason: form.reason });
+        if (!parsed.success) throw invalid(parsed.error, "The entry cannot be retired");
+        return retireEntry(getDb(c.env.DB), id, entry_id, parsed.data, c.var.session.principal.id, c.var.clock.now());
+      });
+      if (result.ok) return c.redirect(`/console/employees/${id}/learning#entry-${entry_id}`, 303);
+      if (result.error.code === "not_found") throw result.error;
+      return learningPage(
+        c,
+        id,
+        { entryId: entry_id, problem: formProblem(result.error)!, reason: form.reason },
+        problemStatus(result.error),
+      );
+    },
+  )
+  .get(
+    "/conversations/:id",
+    describe({
+      summary: "A conversation's page",
+      responses: { 200: pageDoc("The conversation and its turns, and (for a manager) the forms to write and to close") },
+      errors: ["not_found"],
+    }),
+    viewer,
+    validate("param", convParam),
+    (c) => conversationPage(c, c.req.valid("param").id),
+  )
+  .post(
+    "/conversations/:id/messages",
+    describe({
+      summary: "Send a message in a conversation (the conversation page's form)",
+      responses: {
+        303: { description: "Sent (the employee's reply is pending): back to the conversation" },
+        409: pageDoc("The conversation is closed, a reply is pending, or its employee is gone: the conversation, the problem inline"),
+        422: pageDoc("No `content`: the conversation, the problem inline"),
+      },
+      errors: ["not_found", "validation_failed", "conflict"],
+    }),
+    manager,
+    validate("param", convParam),
+    async (c) => {
+      const id = c.req.valid("param").id;
+      const form = await readForm(c);
+      const result = await attempt(async () => {
+        const parsed = z.object({ content: z.string() }).safeParse({ content: form.content });
+        if (!parsed.success) throw invalid(parsed.error, "The message is invalid");
+        return sendMessage(c.env, getDb(c.env.DB), id, { content: parsed.data.content }, c.var.session.principal.id, c.var.clock.now());
+      });
+      if (result.ok) return c.redirect(`/console/conversations/${id}`, 303);
+      if (result.error.code === "not_found") throw result.error;
+      return conversationPage(c, id, formProblem(result.error), form.content, problemStatus(result.error));
+    },
+  )
+  .post(
+    "/conversations/:id/close",
+    describe({
+      summary: "Close a conversation (the conversation page's form)",
+      responses: {
+        303: { description: "Closed (or closed already): back to the conversation" },
+        409: pageDoc("Its user model kept changing: the conversation, the problem inline"),
+      },
+      errors: ["not_found", "conflict"],
+    }),
+    manager,
+    validate("param", convParam),
+    async (c) => {
+      const id = c.req.valid("param").id;
+      const result = await attempt(() => closeConversation(c.env, id, "closed_by_request", c.var.session.principal.id, c.var.clock.now()));
+      if (result.ok) return c.redirect(`/console/conversations/${id}`, 303);
+      if (result.error.code === "not_found") throw result.error;
+      return conversationPage(c, id, formProblem(result.error), undefined, problemStatus(result.error));
+    },
+  )
+  .get("/tasks", describe({ summary: "The tasks page", responses: { 200: pageDoc("The newest 100 tasks") } }), viewer, async (c) => {
     return page(c, <TasksPage viewer={viewerOf(c)} tasks={(await recentTasks(getDb(c.env.DB), { limit: 100 })).map(taskView)} />);
   })
-  .get("/tasks/:id", viewer, validate("param", taskParam), async (c) => {
-    const db = getDb(c.env.DB);
-    const task = await findTask(db, c.req.valid("param").id);
-    if (!task) throw notFound("task");
-    const view = { ...taskView(task), goal_loop: await goalLoopView(db, task), ...(await teamFieldsOfTask(c.env, db, task.id)) };
-    return page(c, <TaskPage viewer={viewerOf(c)} task={view} />);
-  })
-  .get("/tasks/:id/roles", viewer, validate("param", taskParam), async (c) => {
-    const db = getDb(c.env.DB);
-    const { id } = c.req.valid("param");
-    if (!(await taskKnownToTeam(db, id))) throw notFound(`task ${id}`);
-    const [roles, cost, task] = await Promise.all([roleTurnsView(db, id), costByRole(db, id), findTask(db, id)]);
-    return page(c, <RolesPage viewer={viewerOf(c)} taskId={id} title={task?.title ?? id} roles={roles} cost={cost} />);
-  })
-  .get("/matrix", viewer, async (c) => {
-    const db = getDb(c.env.DB);
-    const [current, runs] = await Promise.all([currentMatrix(db), recentEvalRuns(db, 20)]);
-    return page(c, <MatrixPage viewer={viewerOf(c)} current={current} runs={runs} />);
-  })
+  .get(
+    "/tasks/:id",
+    describe({
+      summary: "A task's page",
+      responses: { 200: pageDoc("The task, its goal loop and its team fields, as `GET /v1/tasks/:id` shows them") },
+      errors: ["not_found"],
+    }),
+    viewer,
+    validate("param", taskParam),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const task = await findTask(db, c.req.valid("param").id);
+      if (!task) throw notFound("task");
+      const view = { ...taskView(task), goal_loop: await goalLoopView(db, task), ...(await teamFieldsOfTask(c.env, db, task.id)) };
+      return page(c, <TaskPage viewer={viewerOf(c)} task={view} />);
+    },
+  )
+  .get(
+    "/tasks/:id/roles",
+    describe({
+      summary: "A team task's role turns and cost by role",
+      responses: { 200: pageDoc("The role turns and the cost by role") },
+      errors: ["not_found"],
+    }),
+    viewer,
+    validate("param", taskParam),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id } = c.req.valid("param");
+      if (!(await taskKnownToTeam(db, id))) throw notFound(`task ${id}`);
+      const [roles, cost, task] = await Promise.all([roleTurnsView(db, id), costByRole(db, id), findTask(db, id)]);
+      return page(c, <RolesPage viewer={viewerOf(c)} taskId={id} title={task?.title ?? id} roles={roles} cost={cost} />);
+    },
+  )
+  .get(
+    "/matrix",
+    describe({ summary: "The capability matrix page", responses: { 200: pageDoc("The current matrix and the last 20 eval runs") } }),
+    viewer,
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const [current, runs] = await Promise.all([currentMatrix(db), recentEvalRuns(db, 20)]);
+      return page(c, <MatrixPage viewer={viewerOf(c)} current={current} runs={runs} />);
+    },
+  )
   .get(
     "/matrix/:run_id",
+    describe({
+      summary: "An eval run's page",
+      responses: { 200: pageDoc("The run's progress, and its report when done") },
+      errors: ["not_found"],
+    }),
     viewer,
     validate("param", z.object({ run_id: z.string().regex(/^evr_[0-9a-f]{16}$/, "a run id") })),
     async (c) => {
       return page(c, <MatrixRunPage viewer={viewerOf(c)} run={await runView(getDb(c.env.DB), c.req.valid("param").run_id)} />);
     },
   )
-  .get("/runners", viewer, async (c) => {
-    const [list, activity] = await Promise.all([
-      listCredentials(getDb(c.env.DB), "runner", { limit: 500 }),
-      runnerActivityEverywhere(c.env),
-    ]);
-    const byId = new Map(activity.map((a) => [a.runner_id, a]));
-    return page(c, <RunnersPage viewer={viewerOf(c)} runners={list.items.map((r) => runnerView(r, byId.get(r.id)))} />);
-  })
-  .get("/audit", viewer, async (c) => {
-    return page(c, <AuditPage viewer={viewerOf(c)} status={await getAuditSealer(c.env).status()} />);
-  })
-  .get("/config", viewer, (c) => page(c, <ConfigListPage viewer={viewerOf(c)} sections={[...CONFIG_SECTIONS.keys()].sort()} />))
-  .get("/config/:section", viewer, validate("param", z.object({ section: z.string().min(1).max(64) })), async (c) => {
-    const name = c.req.valid("param").section;
-    const section = sectionOrThrow(name);
-    const effective = presentSection(section, await readSection(getDb(c.env.DB), section));
-    return page(c, <ConfigSectionPage viewer={viewerOf(c)} section={name} effective={effective} saved={c.req.query("saved") === "1"} />);
-  })
-  .post("/config/:section", admin, validate("param", z.object({ section: z.string().min(1).max(64) })), async (c) => {
-    const name = c.req.valid("param").section;
-    const section = sectionOrThrow(name);
-    const db = getDb(c.env.DB);
-    const form = await readForm(c);
-    const result = await attempt(async () => {
-      let value: unknown;
-      try {
-        value = JSON.parse(form.json ?? "");
-      } catch (err) {
-        throw new AppError("validation_failed", "The section is not JSON", {
-          errors: [{ path: "", message: err instanceof Error ? err.message : "not JSON" }],
-        });
-      }
-      return writeSection(db, section, value, c.var.session.principal.id, c.var.clock.now());
-    });
-    if (result.ok) return c.redirect(`/console/config/${name}?saved=1`, 303);
-    const effective = presentSection(section, await readSection(db, section));
-    return page(
-      c,
-      <ConfigSectionPage viewer={viewerOf(c)} section={name} effective={effective} draft={form.json} problem={formProblem(result.error)} />,
-      problemStatus(result.error),
-    );
-  });
+  .get(
+    "/runners",
+    describe({ summary: "The runners page", responses: { 200: pageDoc("Every runner token (up to 500) with its activity") } }),
+    viewer,
+    async (c) => {
+      const [list, activity] = await Promise.all([
+        listCredentials(getDb(c.env.DB), "runner", { limit: 500 }),
+        runnerActivityEverywhere(c.env),
+      ]);
+      const byId = new Map(activity.map((a) => [a.runner_id, a]));
+      return page(c, <RunnersPage viewer={viewerOf(c)} runners={list.items.map((r) => runnerView(r, byId.get(r.id)))} />);
+    },
+  )
+  .get(
+    "/audit",
+    describe({ summary: "The audit trail's page", responses: { 200: pageDoc("The audit sealer's status") } }),
+    viewer,
+    async (c) => {
+      return page(c, <AuditPage viewer={viewerOf(c)} status={await getAuditSealer(c.env).status()} />);
+    },
+  )
+  .get("/config", describe({ summary: "The config sections", responses: { 200: pageDoc("The config sections, by name") } }), viewer, (c) =>
+    page(c, <ConfigListPage viewer={viewerOf(c)} sections={[...CONFIG_SECTIONS.keys()].sort()} />),
+  )
+  .get(
+    "/config/:section",
+    describe({
+      summary: "A config section's page",
+      responses: {
+        200: pageDoc("The section's effective value (`?saved=1`: with the note that it was saved), and (for an admin) the form to edit it"),
+      },
+      errors: ["not_found"],
+    }),
+    viewer,
+    validate("param", z.object({ section: z.string().min(1).max(64) })),
+    async (c) => {
+      const name = c.req.valid("param").section;
+      const section = sectionOrThrow(name);
+      const effective = presentSection(section, await readSection(getDb(c.env.DB), section));
+      return page(c, <ConfigSectionPage viewer={viewerOf(c)} section={name} effective={effective} saved={c.req.query("saved") === "1"} />);
+    },
+  )
+  .post(
+    "/config/:section",
+    describe({
+      summary: "Save a config section (the section page's form, `json`)",
+      responses: {
+        303: { description: "Saved: back to the section's page (`?saved=1`)" },
+        422: pageDoc("Not JSON, or not a valid section: the section's page with the draft, each problem by path"),
+      },
+      errors: ["not_found", "validation_failed"],
+    }),
+    admin,
+    validate("param", z.object({ section: z.string().min(1).max(64) })),
+    async (c) => {
+      const name = c.req.valid("param").section;
+      const section = sectionOrThrow(name);
+      const db = getDb(c.env.DB);
+      const form = await readForm(c);
+      const result = await attempt(async () => {
+        let value: unknown;
+        try {
+          value = JSON.parse(form.json ?? "");
+        } catch (err) {
+          throw new AppError("validation_failed", "The section is not JSON", {
+            errors: [{ path: "", message: err instanceof Error ? err.message : "not JSON" }],
+          });
+        }
+        return writeSection(db, section, value, c.var.session.principal.id, c.var.clock.now());
+      });
+      if (result.ok) return c.redirect(`/console/config/${name}?saved=1`, 303);
+      const effective = presentSection(section, await readSection(db, section));
+      return page(
+        c,
+        <ConfigSectionPage
+          viewer={viewerOf(c)}
+          section={name}
+          effective={effective}
+          draft={form.json}
+          problem={formProblem(result.error)}
+        />,
+        problemStatus(result.error),
+      );
+    },
+  );

@@ -1,9 +1,18 @@
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { AppError } from "../../lib/errors";
 import { validate } from "../middleware/validate";
 import { ASSETS } from "../../web/assets";
 import type { AppEnv } from "../app-env";
+import { describe, withOperationSpec } from "../openapi/describe";
+
+const ASSET_DESCRIPTION = "The script (`text/javascript`) or stylesheet (`text/css`), by its name; `ETag` is its version";
+
+/** `describe` names one media type per status; an asset is a script or a stylesheet, so its 200 lists both. */
+const scriptOrStylesheet = withOperationSpec(describeRoute({}), () => ({
+  responses: { 200: { description: ASSET_DESCRIPTION, content: { "text/javascript": {}, "text/css": {} } } },
+}));
 
 /**
  * `/assets/<name>`: the pages' scripts and stylesheets (htmx, uPlot, ours), bundled into the Worker.
@@ -11,6 +20,16 @@ import type { AppEnv } from "../app-env";
  */
 export const webAssetsRoutes = new Hono<AppEnv>().get(
   "/:name",
+  describe({
+    summary: "A script or stylesheet of the pages (htmx, uPlot, ours)",
+    description: "With the current `?v=` it may be cached for good (`immutable`); otherwise for a minute.",
+    responses: {
+      200: { description: ASSET_DESCRIPTION, type: "text/javascript" },
+      304: { description: "Not modified: the browser's copy (`If-None-Match` on its `ETag`) is current" },
+    },
+    errors: ["not_found"],
+  }),
+  scriptOrStylesheet,
   validate("param", z.object({ name: z.string().regex(/^[a-z0-9.-]{1,40}$/) })),
   validate("query", z.object({ v: z.string().max(16).optional() })),
   (c) => {
