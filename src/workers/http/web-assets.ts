@@ -25,7 +25,6 @@ export const webAssetsRoutes = new Hono<AppEnv>().get(
     description: "With the current `?v=` it may be cached for good (`immutable`); otherwise for a minute.",
     responses: {
       200: { description: ASSET_DESCRIPTION, type: "text/javascript" },
-      304: { description: "Not modified: the browser's copy (`If-None-Match` on its `ETag`) is current" },
     },
     errors: ["not_found"],
   }),

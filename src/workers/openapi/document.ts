@@ -14,11 +14,11 @@ type Operation = Record<string, unknown> & {
   "x-crewplane-auth"?: string;
 };
 
-/** Every operation can fail unexpectedly; every body can be too large (the body limit runs first). */
-function errorsOf(operation: Operation): Set<ErrorCode> {
+/** Every operation can fail unexpectedly; every request with a body can carry one too large (the body limit runs first, whatever the type). */
+function errorsOf(method: string, operation: Operation): Set<ErrorCode> {
   const codes = new Set<ErrorCode>(operation["x-crewplane-errors"] ?? []);
   codes.add("internal_error");
-  if (operation.requestBody) codes.add("payload_too_large");
+  if (operation.requestBody || method === "post" || method === "put" || method === "patch") codes.add("payload_too_large");
   return codes;
 }
 
@@ -41,7 +41,7 @@ function finishOperation(path: string, method: string, operation: Operation): vo
   const responses = (operation.responses ??= {});
   const console = operation.security?.some((s) => "consoleSession" in s);
   const html = console || Object.values(responses).some(isPage);
-  for (const [status, codes] of codesByStatus(errorsOf(operation))) {
+  for (const [status, codes] of codesByStatus(errorsOf(method, operation))) {
     const declared = (responses[String(status)] as { description?: string } | undefined)?.description;
     responses[String(status)] = {
       description: declared ? `${declared}. ${problemDescription(codes)}` : problemDescription(codes),
