@@ -13,6 +13,8 @@ import { latestBeatOf, nodePresence } from "../../nodes/presence-store";
 import { ledgerPage } from "../../nodes/reputation";
 import type { AppEnv } from "../app-env";
 import { nodeIdSchema } from "../../nodes/registry";
+import { describe } from "../openapi/describe";
+import { nodeExistingSchema, nodeHeartbeatSchema, nodeLedgerSchema, nodeRegisteredSchema, nodeSchema } from "../openapi/responses/nodes";
 
 // Nodes registered through /a2a choose their own id (12 to 32 hex): every node route takes both.
 const nodeParam = z.object({ node_id: nodeIdSchema });
@@ -27,48 +29,70 @@ export const NEXT_HEARTBEAT_MS = 60_000;
 export const nodesRoutes = new Hono<AppEnv>()
   // Public registration. A request carrying a node's own token is that node calling again: it gets
   // the same identity back (200), never a new one; an invalid token is refused rather than ignored.
-  .post("/", async (c) => {
-    const db = getDb(c.env.DB);
-    const now = c.var.clock.now();
-    const header = c.req.header("authorization");
-    if (header) {
-      const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-      const principal = token ? await authenticate(c.env, token, now) : null;
-      if (!principal) throw new AppError("unauthorized", "The bearer token is not valid");
-      if (principal.kind === "node") {
-        const node = await getNode(db, principal.nodeId);
-        return c.json({ ...nodeView(node, await isCouncilMember(db, node.id)), existing: true }, 200);
+  .post(
+    "/",
+    describe({
+      summary: "Register a swarm node (public), or read back the caller's own node",
+      description:
+        "Takes a JSON body `{ name, model_tier (0-5), webhook_url? }` and answers 201 with the node's id and its `node_secret` (and `webhook_secret` with a webhook), each shown once. A request carrying a node's own token is that node calling again: 200 with its public view and `existing: true`, never a new identity; any other valid token registers as usual, an invalid one is refused.",
+      responses: { 200: nodeExistingSchema, 201: nodeRegisteredSchema },
+      // No validate(): the body is parsed here (its webhook rule depends on the environment), so the
+      // parse and size refusals are listed by hand.
+      errors: ["unauthorized", "malformed_request", "validation_failed", "payload_too_large"],
+    }),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const now = c.var.clock.now();
+      const header = c.req.header("authorization");
+      if (header) {
+        const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+        const principal = token ? await authenticate(c.env, token, now) : null;
+        if (!principal) throw new AppError("unauthorized", "The bearer token is not valid");
+        if (principal.kind === "node") {
+          const node = await getNode(db, principal.nodeId);
+          return c.json({ ...nodeView(node, await isCouncilMember(db, node.id)), existing: true }, 200);
+        }
       }
-    }
-    const raw = await c.req.json().catch(() => {
-      throw new AppError("malformed_request", "The request body is not JSON", { errors: [{ path: "", message: "not JSON" }] });
-    });
-    const parsed = registrationSchema(c.env.ENVIRONMENT === "production").safeParse(raw);
-    if (!parsed.success)
-      throw new AppError("validation_failed", "The request json is invalid", { errors: fieldErrorsFromIssues(parsed.error.issues) });
-    const config = await readSection(db, councilConfig);
-    const reg = await registerNode(db, parsed.data, config.initial_reputation, now);
-    return c.json(
-      {
-        node_id: reg.node.id,
-        node_secret: reg.node_secret,
-        reputation: reg.node.reputation,
-        model_tier: reg.node.modelTier,
-        ...(reg.webhook_secret ? { webhook_secret: reg.webhook_secret } : {}),
-      },
-      201,
-    );
-  })
-  .get("/:node_id", validate("param", nodeParam), async (c) => {
-    const db = getDb(c.env.DB);
-    const node = await getNode(db, c.req.valid("param").node_id);
-    // The latest heartbeat may still be held in presence (up to PRESENCE_WINDOW_MS newer than D1's).
-    const lastHeartbeatAt = await latestBeatOf(c.env, node.id, node.lastHeartbeatAt);
-    return c.json(nodeView({ ...node, lastHeartbeatAt }, await isCouncilMember(db, node.id)));
-  })
+      const raw = await c.req.json().catch(() => {
+        throw new AppError("malformed_request", "The request body is not JSON", { errors: [{ path: "", message: "not JSON" }] });
+      });
+      const parsed = registrationSchema(c.env.ENVIRONMENT === "production").safeParse(raw);
+      if (!parsed.success)
+        throw new AppError("validation_failed", "The request json is invalid", { errors: fieldErrorsFromIssues(parsed.error.issues) });
+      const config = await readSection(db, councilConfig);
+      const reg = await registerNode(db, parsed.data, config.initial_reputation, now);
+      return c.json(
+        {
+          node_id: reg.node.id,
+          node_secret: reg.node_secret,
+          reputation: reg.node.reputation,
+          model_tier: reg.node.modelTier,
+          ...(reg.webhook_secret ? { webhook_secret: reg.webhook_secret } : {}),
+        },
+        201,
+      );
+    },
+  )
+  .get(
+    "/:node_id",
+    describe({ summary: "Read a node's public view", responses: { 200: nodeSchema }, errors: ["not_found"] }),
+    validate("param", nodeParam),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const node = await getNode(db, c.req.valid("param").node_id);
+      // The latest heartbeat may still be held in presence (up to PRESENCE_WINDOW_MS newer than D1's).
+      const lastHeartbeatAt = await latestBeatOf(c.env, node.id, node.lastHeartbeatAt);
+      return c.json(nodeView({ ...node, lastHeartbeatAt }, await isCouncilMember(db, node.id)));
+    },
+  )
   // The node's reputation ledger (public, as its reputation is): every credit, penalty and decay step.
   .get(
     "/:node_id/reputation",
+    describe({
+      summary: "Read a node's reputation ledger, newest first",
+      responses: { 200: nodeLedgerSchema },
+      errors: ["not_found"],
+    }),
     validate("param", nodeParam),
     validate(
       "query",
@@ -92,6 +116,11 @@ export const nodesRoutes = new Hono<AppEnv>()
   // (nodes/events.ts), so a heartbeat is one D1 round trip; anything else authenticates as usual.
   .post(
     "/:node_id/heartbeat",
+    describe({
+      summary: "Heartbeat, as the node itself: acknowledge events and get what is still pending",
+      responses: { 200: nodeHeartbeatSchema },
+      errors: ["forbidden"],
+    }),
     requireAuthInWrite({ node: true }),
     validate("param", nodeParam),
     validate("json", heartbeatBody),

@@ -19,6 +19,15 @@ import { projectSlug } from "../../projects/repository";
 import { getProject, listProjects, projectCursor, projectId, projectListQuery, projectView, transitionProject } from "../../projects/store";
 import { getTask, projectTasks, taskId } from "../../projects/swarm-tasks";
 import type { AppEnv } from "../app-env";
+import { describe } from "../openapi/describe";
+import {
+  projectAttributionSchema,
+  projectContributedSchema,
+  projectContributionListSchema,
+  projectDetailSchema,
+  projectPageSchema,
+  projectSchema,
+} from "../openapi/responses/projects";
 
 const idParam = z.object({ id: projectId });
 const attributionQuery = z.object({
@@ -63,15 +72,28 @@ export async function projectAttribution(db: ReturnType<typeof getDb>, id: strin
  * contributions (a suspended node's are `403`, `reason: node_suspended`).
  */
 export const projectsRoutes = new Hono<AppEnv>()
-  .get("/", validate("query", keysetPageQuery(projectCursor).extend(projectListQuery.shape)), async (c) => {
-    const { status, limit, cursor } = c.req.valid("query");
-    return c.json(await listProjects(getDb(c.env.DB), { ...(status ? { status } : {}), limit, ...(cursor ? { cursor } : {}) }));
-  })
-  .get("/:id", validate("param", idParam), async (c) =>
-    c.json(await projectDetail(getDb(c.env.DB), c.req.valid("param").id, c.var.clock.now())),
+  .get(
+    "/",
+    describe({ summary: "List official projects, newest first", responses: { 200: projectPageSchema } }),
+    validate("query", keysetPageQuery(projectCursor).extend(projectListQuery.shape)),
+    async (c) => {
+      const { status, limit, cursor } = c.req.valid("query");
+      return c.json(await listProjects(getDb(c.env.DB), { ...(status ? { status } : {}), limit, ...(cursor ? { cursor } : {}) }));
+    },
+  )
+  .get(
+    "/:id",
+    describe({ summary: "Read a project with its swarm tasks", responses: { 200: projectDetailSchema }, errors: ["not_found"] }),
+    validate("param", idParam),
+    async (c) => c.json(await projectDetail(getDb(c.env.DB), c.req.valid("param").id, c.var.clock.now())),
   )
   .post(
     "/:id/transition",
+    describe({
+      summary: "Move a project through its lifecycle, as a manager",
+      responses: { 200: projectSchema },
+      errors: ["not_found", "illegal_transition", "conflict"],
+    }),
     requireAuth({ operator: "manager" }),
     validate("param", idParam),
     validate("json", z.strictObject({ to: z.enum(PROJECT_STATUSES) })),
@@ -83,6 +105,11 @@ export const projectsRoutes = new Hono<AppEnv>()
   )
   .post(
     "/:id/decomposition",
+    describe({
+      summary: "Submit an approved project's decomposition into swarm tasks, as a manager or its proposer",
+      responses: { 200: projectDetailSchema },
+      errors: ["not_found", "forbidden", "conflict", "validation_failed"],
+    }),
     requireAuth({ operator: "manager", node: true }),
     validate("param", idParam),
     validate("json", decompositionInput),
@@ -95,26 +122,65 @@ export const projectsRoutes = new Hono<AppEnv>()
       return c.json(await projectDetail(db, id, now));
     },
   )
-  .get("/:id/attribution", validate("param", idParam), validate("query", attributionQuery), async (c) =>
-    c.json(await projectAttribution(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("query"))),
+  .get(
+    "/:id/attribution",
+    describe({
+      summary: "The attribution block a contribution to this project ends with",
+      responses: { 200: projectAttributionSchema },
+      errors: ["not_found", "validation_failed"],
+    }),
+    validate("param", idParam),
+    validate("query", attributionQuery),
+    async (c) => c.json(await projectAttribution(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("query"))),
   )
-  .get("/:id/contributions", validate("param", idParam), async (c) => {
-    const db = getDb(c.env.DB);
-    const id = c.req.valid("param").id;
-    await getProject(db, id);
-    return c.json({ project_id: id, contributions: await listContributions(db, id) });
-  })
-  .post("/:id/contributions", requireAuth({ node: true }), validate("param", idParam), validate("json", contributionBody), async (c) => {
-    const db = getDb(c.env.DB);
-    const node = await getActiveNode(db, nodeOf(c.var.principal));
-    const out = await contribute(
-      c.env,
-      db,
-      c.req.valid("param").id,
-      node.id,
-      c.req.valid("json"),
-      c.var.clock.now(),
-      await readSection(db, projectsConfig),
-    );
-    return c.json(out, 201);
-  });
+  .get(
+    "/:id/contributions",
+    describe({
+      summary: "List a project's contributions, newest first (at most 100)",
+      responses: { 200: projectContributionListSchema },
+      errors: ["not_found"],
+    }),
+    validate("param", idParam),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const id = c.req.valid("param").id;
+      await getProject(db, id);
+      return c.json({ project_id: id, contributions: await listContributions(db, id) });
+    },
+  )
+  .post(
+    "/:id/contributions",
+    describe({
+      summary: "Commit a contribution to an active project's repository, as a node",
+      description:
+        "One commit on the task's branch (the task claimed by this node) or the node's own, its message ending with the attribution block, and the branch's pull request. A repeat of the same contribution returns the same commit. A pull request GitHub refuses now is reported in `pull_request_error`, not thrown.",
+      responses: { 201: projectContributedSchema },
+      errors: [
+        "forbidden",
+        "not_found",
+        "conflict",
+        "payload_too_large",
+        "validation_failed",
+        "forge_scope",
+        "forge_failed",
+        "unavailable",
+      ],
+    }),
+    requireAuth({ node: true }),
+    validate("param", idParam),
+    validate("json", contributionBody),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const node = await getActiveNode(db, nodeOf(c.var.principal));
+      const out = await contribute(
+        c.env,
+        db,
+        c.req.valid("param").id,
+        node.id,
+        c.req.valid("json"),
+        c.var.clock.now(),
+        await readSection(db, projectsConfig),
+      );
+      return c.json(out, 201);
+    },
+  );
