@@ -34,8 +34,9 @@ export const nodesRoutes = new Hono<AppEnv>()
     describe({
       summary: "Register a swarm node (public), or read back the caller's own node",
       description:
-        "Takes a JSON body `{ name, model_tier (0-5), webhook_url? }` and answers 201 with the node's id and its `node_secret` (and `webhook_secret` with a webhook), each shown once. A request carrying a node's own token is that node calling again: 200 with its public view and `existing: true`, never a new identity; any other valid token registers as usual, an invalid one is refused.",
+        "Answers 201 with the node's id and its `node_secret` (and `webhook_secret` with a webhook), each shown once. The body's `webhook_url` must be https in production (http is accepted elsewhere). A request carrying a node's own token is that node calling again: 200 with its public view and `existing: true`, never a new identity; any other valid token registers as usual, an invalid one is refused.",
       responses: { 200: nodeExistingSchema, 201: nodeRegisteredSchema },
+      body: registrationSchema(true),
       // No validate(): the body is parsed here (its webhook rule depends on the environment), so the
       // parse and size refusals are listed by hand.
       errors: ["unauthorized", "malformed_request", "validation_failed", "payload_too_large"],

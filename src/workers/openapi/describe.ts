@@ -40,6 +40,8 @@ export interface RouteDoc {
   responses: Record<number, ResponseDoc>;
   /** The error codes the handler itself can answer with (auth and validation add their own). */
   errors?: ErrorCode[];
+  /** A JSON body the handler parses itself (a route with `validate("json", …)` gets it from there). */
+  body?: ZodType;
   deprecated?: boolean;
 }
 
@@ -69,6 +71,7 @@ export function describe(doc: RouteDoc): MiddlewareHandler {
     ...(doc.description ? { description: doc.description } : {}),
     ...(doc.tags ? { tags: doc.tags } : {}),
     ...(doc.deprecated ? { deprecated: true } : {}),
+    ...(doc.body ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchemaOf(doc.body, "input") } } } } : {}),
     responses: Object.fromEntries(Object.entries(doc.responses).map(([status, r]) => [status, responseObject(Number(status), r)])),
     "x-crewplane-errors": doc.errors ?? [],
   }));
