@@ -16,6 +16,11 @@ import { AppError } from "../../lib/errors";
 import { matrixAdvice } from "../../eval/advice";
 import { goalBody, openGoal } from "../../team/goal-request";
 import type { AppEnv } from "../app-env";
+import { describe } from "../openapi/describe";
+import { conversationOpenedSchema } from "../openapi/responses/conversations";
+import { employeePageSchema, employeePutSchema, employeeSchema } from "../openapi/responses/employees";
+import { evolutionToggleSchema, evolutionViewSchema } from "../openapi/responses/employees-evolution";
+import { goalAnswerSchema } from "../openapi/responses/team";
 import { knowledgeRoutes } from "./knowledge";
 import { playbookRoutes } from "./playbook";
 import { soulRoutes } from "./soul";
@@ -35,47 +40,100 @@ const listQuery = z.object({
 
 /** The employee registry (API.md "Employees, tasks, dispatch, topology"). */
 export const employeesRoutes = new Hono<AppEnv>()
-  .put("/:id", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", employeePutBody), async (c) => {
-    const db = getDb(c.env.DB);
-    // PUT semantics: a body without `team` (or `evolution`) removes the employee's own section (the global one applies again).
-    const { team, evolution, contract, ...body } = c.req.valid("json");
-    const { row, created } = await putEmployee(db, c.req.valid("param").id, body, c.var.principal.id, c.var.clock.now(), {
-      team,
-      evolution,
-      contract,
-    });
-    return c.json(await withTeam(db, employeeView(row), row, { created }));
-  })
-  .get("/:id", requireAuth({ operator: "viewer" }), validate("param", idParam), async (c) => {
-    const db = getDb(c.env.DB);
-    const { id } = c.req.valid("param");
-    const view = await getEmployeeView(db, id);
-    return c.json(await withTeam(db, view, (await findEmployee(db, id))!));
-  })
-  .get("/", requireAuth({ operator: "viewer" }), validate("query", listQuery), async (c) => {
-    return c.json(await listEmployees(getDb(c.env.DB), c.req.valid("query")));
-  })
+  .put(
+    "/:id",
+    describe({
+      summary: "Create or replace an employee (with its own [team], [evolution] and [contract])",
+      responses: { 200: employeePutSchema },
+      errors: ["conflict"],
+    }),
+    requireAuth({ operator: "manager" }),
+    validate("param", idParam),
+    validate("json", employeePutBody),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      // PUT semantics: a body without `team` (or `evolution`) removes the employee's own section (the global one applies again).
+      const { team, evolution, contract, ...body } = c.req.valid("json");
+      const { row, created } = await putEmployee(db, c.req.valid("param").id, body, c.var.principal.id, c.var.clock.now(), {
+        team,
+        evolution,
+        contract,
+      });
+      return c.json(await withTeam(db, employeeView(row), row, { created }));
+    },
+  )
+  .get(
+    "/:id",
+    describe({
+      summary: "Read an employee, its direct reports and its effective config (with the effective [team])",
+      responses: { 200: employeeSchema },
+      errors: ["not_found"],
+    }),
+    requireAuth({ operator: "viewer" }),
+    validate("param", idParam),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id } = c.req.valid("param");
+      const view = await getEmployeeView(db, id);
+      return c.json(await withTeam(db, view, (await findEmployee(db, id))!));
+    },
+  )
+  .get(
+    "/",
+    describe({ summary: "List employees, ordered by id", responses: { 200: employeePageSchema } }),
+    requireAuth({ operator: "viewer" }),
+    validate("query", listQuery),
+    async (c) => {
+      return c.json(await listEmployees(getDb(c.env.DB), c.req.valid("query")));
+    },
+  )
   // A person (or an integration acting for one) starts talking to the employee.
-  .post("/:id/conversations", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", openBody), async (c) => {
-    const out = await openConversation(
-      getDb(c.env.DB),
-      c.req.valid("param").id,
-      c.req.valid("json"),
-      c.var.principal.id,
-      c.var.clock.now(),
-    );
-    return c.json(out, 201);
-  })
+  .post(
+    "/:id/conversations",
+    describe({
+      summary: "Open a conversation with the employee for a user",
+      responses: { 201: conversationOpenedSchema },
+      errors: ["not_found"],
+    }),
+    requireAuth({ operator: "manager" }),
+    validate("param", idParam),
+    validate("json", openBody),
+    async (c) => {
+      const out = await openConversation(
+        getDb(c.env.DB),
+        c.req.valid("param").id,
+        c.req.valid("json"),
+        c.var.principal.id,
+        c.var.clock.now(),
+      );
+      return c.json(out, 201);
+    },
+  )
   // What the prediction engine and the evolution triggers know of the employee (also the employee's
   // own `evolution_status` MCP tool, through its run's token).
-  .get("/:id/evolution", requireAuth({ operator: "viewer", member: true }), validate("param", idParam), async (c) => {
-    const { id } = c.req.valid("param");
-    assertOperatorOrSelf(c.var.principal, id);
-    return c.json(await evolutionView(c.env, getDb(c.env.DB), id, c.var.clock.now()));
-  })
+  .get(
+    "/:id/evolution",
+    describe({
+      summary: "The employee's evolution: config, thresholds, counters, triggers, AEE rounds, SOUL and GVU rounds",
+      responses: { 200: evolutionViewSchema },
+      errors: ["not_found"],
+    }),
+    requireAuth({ operator: "viewer", member: true }),
+    validate("param", idParam),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      assertOperatorOrSelf(c.var.principal, id);
+      return c.json(await evolutionView(c.env, getDb(c.env.DB), id, c.var.clock.now()));
+    },
+  )
   // `evolution_toggle`: a manager, or the employee itself, flips one of its evolution flags.
   .post(
     "/:id/evolution/toggle",
+    describe({
+      summary: "Flip one of the employee's own evolution flags (a manager, or the employee's own run)",
+      responses: { 200: evolutionToggleSchema },
+      errors: ["not_found", "conflict"],
+    }),
     requireAuth({ operator: "manager", member: true }),
     validate("param", idParam),
     validate("json", toggleBody),
@@ -93,14 +151,25 @@ export const employeesRoutes = new Hono<AppEnv>()
     },
   )
   // A goal for the employee, with the team's gate and spec (Team-as-Agent).
-  .post("/:id/goals", requireAuth({ operator: "manager" }), validate("param", idParam), validate("json", goalBody), async (c) => {
-    const db = getDb(c.env.DB);
-    const now = c.var.clock.now();
-    // The capability matrix, when one was measured, advises the team's models and the gate.
-    const advice = await matrixAdvice(db, now);
-    const out = await openGoal(c.env, db, c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, now, advice);
-    return c.json(out, 201);
-  })
+  .post(
+    "/:id/goals",
+    describe({
+      summary: "Give the employee a goal: a goal task, the team gate and spec, and the loop's first round",
+      responses: { 201: goalAnswerSchema },
+      errors: ["not_found", "conflict", "rate_limited"],
+    }),
+    requireAuth({ operator: "manager" }),
+    validate("param", idParam),
+    validate("json", goalBody),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const now = c.var.clock.now();
+      // The capability matrix, when one was measured, advises the team's models and the gate.
+      const advice = await matrixAdvice(db, now);
+      const out = await openGoal(c.env, db, c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, now, advice);
+      return c.json(out, 201);
+    },
+  )
   // The employee's memory and wiki, its playbook and its SOUL: routers of their own, under this one
   // (one mount per resource path).
   .route("/", knowledgeRoutes)

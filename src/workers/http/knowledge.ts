@@ -11,6 +11,14 @@ import { addMemory, memoryBody, searchMemory } from "../../knowledge/memory";
 import { putWikiPage, readWikiPage, searchWiki, wikiBody, wikiSlug } from "../../knowledge/wiki";
 import { employeeId, findEmployee } from "../../tasks/employees";
 import type { AppEnv } from "../app-env";
+import { describe, type RouteDoc } from "../openapi/describe";
+import {
+  memoryEntrySchema,
+  memorySearchSchema,
+  wikiPageSchema,
+  wikiPutSchema,
+  wikiSearchSchema,
+} from "../openapi/responses/employees-knowledge";
 
 const idParam = z.object({ id: employeeId });
 const pageParam = z.object({ id: employeeId, slug: wikiSlug });
@@ -28,8 +36,13 @@ async function existing(db: Db, id: string) {
 const factory = createFactory<AppEnv>();
 
 /** A search over one employee's memory or wiki: its viewers and its own members, best match first. */
-function searchRoute(key: "entries" | "pages", search: (db: Db, id: string, q: string | undefined, limit: number) => Promise<unknown[]>) {
+function searchRoute(
+  key: "entries" | "pages",
+  search: (db: Db, id: string, q: string | undefined, limit: number) => Promise<unknown[]>,
+  doc: RouteDoc,
+) {
   return factory.createHandlers(
+    describe(doc),
     requireAuth({ operator: "viewer", member: true }),
     validate("param", idParam),
     validate("query", searchQuery),
@@ -56,24 +69,62 @@ function searchRoute(key: "entries" | "pages", search: (db: Db, id: string, q: s
 const writers = requireAuth({ operator: "manager", runner: true });
 
 export const knowledgeRoutes = new Hono<AppEnv>()
-  .post("/:id/memory", writers, validate("param", idParam), validate("json", memoryBody), async (c) => {
-    const db = getDb(c.env.DB);
-    const { id } = c.req.valid("param");
-    await existing(db, id);
-    return c.json(await addMemory(db, id, c.req.valid("json"), c.var.principal.id, c.var.clock.now()), 201);
-  })
-  .get("/:id/memory", ...searchRoute("entries", searchMemory))
-  .put("/:id/wiki/:slug", writers, validate("param", pageParam), validate("json", wikiBody), async (c) => {
-    const db = getDb(c.env.DB);
-    const { id, slug } = c.req.valid("param");
-    await existing(db, id);
-    const { page, created } = await putWikiPage(db, id, slug, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
-    return c.json({ ...page, created }, created ? 201 : 200);
-  })
-  .get("/:id/wiki", ...searchRoute("pages", searchWiki))
-  .get("/:id/wiki/:slug", requireAuth({ operator: "viewer", member: true }), validate("param", pageParam), async (c) => {
-    const db = getDb(c.env.DB);
-    const { id, slug } = c.req.valid("param");
-    await assertMayReadKnowledge(db, c.var.principal, id);
-    return c.json(await readWikiPage(db, id, slug));
-  });
+  .post(
+    "/:id/memory",
+    describe({ summary: "Add a memory entry to the employee", responses: { 201: memoryEntrySchema }, errors: ["not_found"] }),
+    writers,
+    validate("param", idParam),
+    validate("json", memoryBody),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id } = c.req.valid("param");
+      await existing(db, id);
+      return c.json(await addMemory(db, id, c.req.valid("json"), c.var.principal.id, c.var.clock.now()), 201);
+    },
+  )
+  .get(
+    "/:id/memory",
+    ...searchRoute("entries", searchMemory, {
+      summary: "Search the employee's memory (newest first without `q`)",
+      responses: { 200: memorySearchSchema },
+      errors: ["not_found"],
+    }),
+  )
+  .put(
+    "/:id/wiki/:slug",
+    describe({
+      summary: "Create or replace a wiki page of the employee",
+      responses: { 200: wikiPutSchema, 201: wikiPutSchema },
+      errors: ["not_found"],
+    }),
+    writers,
+    validate("param", pageParam),
+    validate("json", wikiBody),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id, slug } = c.req.valid("param");
+      await existing(db, id);
+      const { page, created } = await putWikiPage(db, id, slug, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+      return c.json({ ...page, created }, created ? 201 : 200);
+    },
+  )
+  .get(
+    "/:id/wiki",
+    ...searchRoute("pages", searchWiki, {
+      summary: "Search the employee's wiki (all pages by slug without `q`)",
+      responses: { 200: wikiSearchSchema },
+      errors: ["not_found"],
+    }),
+  )
+  .get(
+    "/:id/wiki/:slug",
+    describe({ summary: "Read one wiki page of the employee", responses: { 200: wikiPageSchema }, errors: ["not_found"] }),
+    requireAuth({ operator: "viewer", member: true }),
+    validate("param", pageParam),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id, slug } = c.req.valid("param");
+      await assertMayReadKnowledge(db, c.var.principal, id);
+      return c.json(await readWikiPage(db, id, slug));
+    },
+  );
