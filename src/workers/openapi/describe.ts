@@ -57,7 +57,10 @@ const STATUS_TEXT: Record<number, string> = {
 
 function responseObject(status: number, doc: ResponseDoc): Record<string, unknown> {
   if ("_zod" in doc) {
-    return { description: STATUS_TEXT[status] ?? String(status), content: { "application/json": { schema: jsonSchemaOf(doc as ZodType, "output") } } };
+    return {
+      description: STATUS_TEXT[status] ?? String(status),
+      content: { "application/json": { schema: jsonSchemaOf(doc as ZodType, "output") } },
+    };
   }
   const { description, schema, type } = doc as { description: string; schema?: ZodType; type?: string };
   if (!type && !schema) return { description };
