@@ -9,6 +9,8 @@ import { requireAuth } from "../middleware/require-auth";
 import { AppError } from "../../lib/errors";
 import { validate } from "../middleware/validate";
 import type { AppEnv } from "../app-env";
+import { describe } from "../openapi/describe";
+import { auditKeysSchema, auditStatusSchema } from "../openapi/responses/audit";
 
 // At most 15 digits: every seq below 10^15 is a safe integer.
 const seq = z
@@ -41,23 +43,56 @@ async function exportResponse(c: Context<AppEnv>, q: z.output<typeof exportQuery
   });
 }
 
+const EXPORT_DESCRIPTION =
+  "One JSON object a line, each with a `kind`: a `header` first, then the chain's entries and checkpoints from `from_seq` (default 1) to `to_seq` (default: the last checkpoint, else the head), then an `end` line. A range longer than one export holds stops early: the `X-Next-From-Seq` header (and the `end` line's `next_from_seq`) says where the next export starts.";
+const EXPORT_RESPONSES = {
+  200: {
+    description: "The chain as NDJSON, as an attachment (`crewplane-audit-<scope>-<from>-<to>.ndjson`)",
+    type: "application/x-ndjson",
+  },
+};
+
 /** `/v1/audit`: the whole chain with every event (admin), and the sealer's state (viewer). */
 export const auditRoutes = new Hono<AppEnv>()
-  .get("/export", requireAuth({ operator: "admin" }), validate("query", exportQuery), (c) =>
-    exportResponse(c, c.req.valid("query"), "admin"),
+  .get(
+    "/export",
+    describe({
+      summary: "Download the audit chain with every event (NDJSON)",
+      description: EXPORT_DESCRIPTION,
+      responses: EXPORT_RESPONSES,
+    }),
+    requireAuth({ operator: "admin" }),
+    validate("query", exportQuery),
+    (c) => exportResponse(c, c.req.valid("query"), "admin"),
   )
-  .get("/status", requireAuth({ operator: "viewer" }), async (c) => c.json(await getAuditSealer(c.env).status()));
+  .get(
+    "/status",
+    describe({ summary: "The audit sealer's state: head, backlog, last checkpoint, signing", responses: { 200: auditStatusSchema } }),
+    requireAuth({ operator: "viewer" }),
+    async (c) => c.json(await getAuditSealer(c.env).status()),
+  );
 
 /** `/v1/public/audit/export`: the same chain for anyone; events that are not public appear as seq, prev_hash and hash only. */
-export const publicAuditRoutes = new Hono<AppEnv>().get("/export", validate("query", exportQuery), (c) =>
-  exportResponse(c, c.req.valid("query"), "public"),
+export const publicAuditRoutes = new Hono<AppEnv>().get(
+  "/export",
+  describe({
+    summary: "Download the audit chain for anyone (NDJSON); events that are not public show only their chain fields",
+    description: EXPORT_DESCRIPTION,
+    responses: EXPORT_RESPONSES,
+  }),
+  validate("query", exportQuery),
+  (c) => exportResponse(c, c.req.valid("query"), "public"),
 );
 
 /** `/.well-known/crewplane-audit-keys`: every checkpoint key with its validity range (no token). */
-export const auditWellKnownRoutes = new Hono<AppEnv>().get("/crewplane-audit-keys", async (c) => {
-  c.header("cache-control", "public, max-age=60");
-  return c.json({ keys: await publishedKeys(getDb(c.env.DB)) });
-});
+export const auditWellKnownRoutes = new Hono<AppEnv>().get(
+  "/crewplane-audit-keys",
+  describe({ summary: "Every audit checkpoint key with its validity range", responses: { 200: auditKeysSchema } }),
+  async (c) => {
+    c.header("cache-control", "public, max-age=60");
+    return c.json({ keys: await publishedKeys(getDb(c.env.DB)) });
+  },
+);
 
 /** At most one poke per isolate per POKE_EVERY_MS; the sealer watches that long after each, so a throttled write is still sealed. */
 export const POKE_EVERY_MS = 1_000;

@@ -12,6 +12,8 @@ import { callLeaseInbox, cancelPollEverywhere, inboxLayout, leaseRouted } from "
 import { checkResult, JOB_LIMITS } from "../../jobs/limits";
 import { jobError, jobResult, RUNTIMES, type Runtime } from "../../jobs/payloads";
 import type { AppEnv } from "../app-env";
+import { describe } from "../openapi/describe";
+import { finishSchema, leaseRefSchema, leaseSchema, pollCancelledSchema } from "../openapi/responses/runner";
 
 const pollId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "8-64 characters of [A-Za-z0-9_-]");
 /** Any runtime name a runner may offer; the ones this Worker does not know are reported back, not refused. */
@@ -72,46 +74,74 @@ function assertResultFits(result: unknown) {
  */
 export const runnerRoutes = new Hono<AppEnv>()
   .use(requireAuth({ runner: true }))
-  .post("/lease", validate("json", leaseBody), async (c) => {
-    const body = c.req.valid("json");
-    const known = [...new Set(body.runtimes.filter((r) => KNOWN_RUNTIMES.has(r)))] as Runtime[];
-    const ignored = [...new Set(body.runtimes.filter((r) => !KNOWN_RUNTIMES.has(r)))];
-    const [config, layout] = await Promise.all([readSectionCached(getDb(c.env.DB), runnerConfig), inboxLayout(c.env)]);
-    // What this runner's host can run, for the capability matrix's prior; never on the poll's path.
-    c.executionCtx.waitUntil(
-      noteRunnerRuntimes(getDb(c.env.DB), c.var.principal.id, known, c.var.clock.now()).catch((err: unknown) =>
-        console.error("runner: could not record the runtimes it offers", err),
-      ),
-    );
-    const jobs = await leaseRouted(c.env, layout, {
-      runnerId: c.var.principal.id,
-      capacity: body.capacity,
-      runtimes: known,
-      waitMs: Math.min(body.wait_ms, config.max_wait_ms),
-      visibilityMs: config.lease_visibility_ms,
-      ackWindowMs: config.ack_window_ms,
-      pollId: body.poll_id,
-      now: c.var.clock.nowMs(),
-    });
-    return c.json({ jobs, ignored_runtimes: ignored, settings: { keep_failed_work_hours: config.keep_failed_work_hours } });
-  })
-  .post("/polls/:poll_id/cancel", validate("param", z.object({ poll_id: pollId })), validate("json", z.strictObject({})), async (c) => {
-    const { poll_id } = c.req.valid("param");
-    const outcome = await cancelPollEverywhere(c.env, { pollId: poll_id, runnerId: c.var.principal.id, now: c.var.clock.nowMs() });
-    return c.json({ poll_id, released: outcome.released });
-  })
-  .post("/jobs/:id/ack", validate("param", jobParam), validate("json", z.strictObject(leaseRef)), async (c) => {
-    const { id } = c.req.valid("param");
-    const outcome = await callLeaseInbox<LeaseRefOutcome>(
-      c.env,
-      id,
-      c.req.valid("json").lease_id,
-      async (inbox, leaseId) => await inbox.ack({ jobId: id, leaseId, runnerId: c.var.principal.id, now: c.var.clock.nowMs() }),
-    );
-    return c.json(leaseRefResponse(outcome, id));
-  })
+  .post(
+    "/lease",
+    describe({
+      summary: "Lease jobs of the runtimes this runner offers, long-polling up to wait_ms",
+      responses: { 200: leaseSchema },
+    }),
+    validate("json", leaseBody),
+    async (c) => {
+      const body = c.req.valid("json");
+      const known = [...new Set(body.runtimes.filter((r) => KNOWN_RUNTIMES.has(r)))] as Runtime[];
+      const ignored = [...new Set(body.runtimes.filter((r) => !KNOWN_RUNTIMES.has(r)))];
+      const [config, layout] = await Promise.all([readSectionCached(getDb(c.env.DB), runnerConfig), inboxLayout(c.env)]);
+      // What this runner's host can run, for the capability matrix's prior; never on the poll's path.
+      c.executionCtx.waitUntil(
+        noteRunnerRuntimes(getDb(c.env.DB), c.var.principal.id, known, c.var.clock.now()).catch((err: unknown) =>
+          console.error("runner: could not record the runtimes it offers", err),
+        ),
+      );
+      const jobs = await leaseRouted(c.env, layout, {
+        runnerId: c.var.principal.id,
+        capacity: body.capacity,
+        runtimes: known,
+        waitMs: Math.min(body.wait_ms, config.max_wait_ms),
+        visibilityMs: config.lease_visibility_ms,
+        ackWindowMs: config.ack_window_ms,
+        pollId: body.poll_id,
+        now: c.var.clock.nowMs(),
+      });
+      return c.json({ jobs, ignored_runtimes: ignored, settings: { keep_failed_work_hours: config.keep_failed_work_hours } });
+    },
+  )
+  .post(
+    "/polls/:poll_id/cancel",
+    describe({
+      summary: "Cancel a long-poll this runner abandoned; what it claimed goes back to the queue",
+      responses: { 200: pollCancelledSchema },
+    }),
+    validate("param", z.object({ poll_id: pollId })),
+    validate("json", z.strictObject({})),
+    async (c) => {
+      const { poll_id } = c.req.valid("param");
+      const outcome = await cancelPollEverywhere(c.env, { pollId: poll_id, runnerId: c.var.principal.id, now: c.var.clock.nowMs() });
+      return c.json({ poll_id, released: outcome.released });
+    },
+  )
+  .post(
+    "/jobs/:id/ack",
+    describe({
+      summary: "Acknowledge a provisional lease",
+      responses: { 200: leaseRefSchema },
+      errors: ["not_found", "stale_lease"],
+    }),
+    validate("param", jobParam),
+    validate("json", z.strictObject(leaseRef)),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const outcome = await callLeaseInbox<LeaseRefOutcome>(
+        c.env,
+        id,
+        c.req.valid("json").lease_id,
+        async (inbox, leaseId) => await inbox.ack({ jobId: id, leaseId, runnerId: c.var.principal.id, now: c.var.clock.nowMs() }),
+      );
+      return c.json(leaseRefResponse(outcome, id));
+    },
+  )
   .post(
     "/jobs/:id/extend",
+    describe({ summary: "Extend a lease", responses: { 200: leaseRefSchema }, errors: ["not_found", "stale_lease"] }),
     validate("param", jobParam),
     validate("json", z.strictObject({ ...leaseRef, extend_ms: z.number().int().min(1_000).max(3_600_000) })),
     async (c) => {
@@ -129,6 +159,11 @@ export const runnerRoutes = new Hono<AppEnv>()
   )
   .post(
     "/jobs/:id/complete",
+    describe({
+      summary: "Complete a leased job with its result (the same completion again is a no-op)",
+      responses: { 200: finishSchema },
+      errors: ["not_found", "stale_lease", "result_conflict"],
+    }),
     validate("param", jobParam),
     validate("json", z.strictObject({ ...leaseRef, result: jobResult })),
     async (c) => {
@@ -147,6 +182,11 @@ export const runnerRoutes = new Hono<AppEnv>()
   )
   .post(
     "/jobs/:id/fail",
+    describe({
+      summary: "Fail a leased job; a retryable failure with attempts left goes back to the queue",
+      responses: { 200: finishSchema },
+      errors: ["not_found", "stale_lease"],
+    }),
     validate("param", jobParam),
     validate("json", z.strictObject({ ...leaseRef, error: jobError.strict(), retryable: z.boolean() })),
     async (c) => {

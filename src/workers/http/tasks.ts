@@ -14,29 +14,52 @@ import { goalsConfig } from "../../team/goals-config";
 import { readSection } from "../../lib/config";
 import { roleTurnsView, taskKnownToTeam, teamFieldsOfTask } from "../../team/views";
 import type { AppEnv } from "../app-env";
+import { describe } from "../openapi/describe";
+import { taskCreatedSchema, taskDetailSchema, taskRolesSchema, taskSchema } from "../openapi/responses/tasks";
 
 const idParam = z.object({ id: z.string().min(1).max(64) });
 
 /** Tasks: create (routed by the dispatch policy), read, settle. */
 export const tasksRoutes = new Hono<AppEnv>()
-  .post("/", requireAuth({ operator: "manager" }), validate("json", newTaskBody), async (c) => {
-    const db = getDb(c.env.DB);
-    const body = c.req.valid("json");
-    const now = c.var.clock.now();
-    const rounds = body.manual ? null : (body.rounds_left ?? (await readSection(db, goalsConfig)).iteration_cap);
-    const created = await createTask(c.env, db, body, c.var.principal.id, now, rounds);
-    // Unless manual, the employee starts on it at once: its first round (or its place in line).
-    const step = body.manual ? null : await continueLoop(c.env, created.task_id, now);
-    return c.json({ ...created, manual: body.manual, ...(step ? loopAnswer(step) : {}) }, 201);
-  })
-  .get("/:id", requireAuth({ operator: "viewer" }), validate("param", idParam), async (c) => {
-    const db = getDb(c.env.DB);
-    const task = await findTask(db, c.req.valid("param").id);
-    if (!task) throw notFound("task");
-    return c.json({ ...taskView(task), goal_loop: await goalLoopView(db, task), ...(await teamFieldsOfTask(c.env, db, task.id)) });
-  })
+  .post(
+    "/",
+    describe({
+      summary: "Create a task, routed by the dispatch policy; unless manual, the goal loop starts on it",
+      responses: { 201: taskCreatedSchema },
+      errors: ["rate_limited", "conflict"],
+    }),
+    requireAuth({ operator: "manager" }),
+    validate("json", newTaskBody),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const body = c.req.valid("json");
+      const now = c.var.clock.now();
+      const rounds = body.manual ? null : (body.rounds_left ?? (await readSection(db, goalsConfig)).iteration_cap);
+      const created = await createTask(c.env, db, body, c.var.principal.id, now, rounds);
+      // Unless manual, the employee starts on it at once: its first round (or its place in line).
+      const step = body.manual ? null : await continueLoop(c.env, created.task_id, now);
+      return c.json({ ...created, manual: body.manual, ...(step ? loopAnswer(step) : {}) }, 201);
+    },
+  )
+  .get(
+    "/:id",
+    describe({ summary: "Read a task, its goal loop and its team side", responses: { 200: taskDetailSchema }, errors: ["not_found"] }),
+    requireAuth({ operator: "viewer" }),
+    validate("param", idParam),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const task = await findTask(db, c.req.valid("param").id);
+      if (!task) throw notFound("task");
+      return c.json({ ...taskView(task), goal_loop: await goalLoopView(db, task), ...(await teamFieldsOfTask(c.env, db, task.id)) });
+    },
+  )
   .post(
     "/:id/settle",
+    describe({
+      summary: "Settle an assigned task (the same settle again is a no-op)",
+      responses: { 200: taskSchema },
+      errors: ["not_found", "already_settled"],
+    }),
     requireAuth({ operator: "manager", runner: true }),
     validate("param", idParam),
     validate("json", settleBody),
@@ -51,9 +74,19 @@ export const tasksRoutes = new Hono<AppEnv>()
     },
   )
   // The roles tab: the task's role turns, packets and receipts (Team-as-Agent).
-  .get("/:id/roles", requireAuth({ operator: "viewer" }), validate("param", idParam), async (c) => {
-    const db = getDb(c.env.DB);
-    const { id } = c.req.valid("param");
-    if (!(await taskKnownToTeam(db, id))) throw notFound(`task ${id}`);
-    return c.json(await roleTurnsView(db, id));
-  });
+  .get(
+    "/:id/roles",
+    describe({
+      summary: "A task's role turns and whether their hash chain verifies",
+      responses: { 200: taskRolesSchema },
+      errors: ["not_found"],
+    }),
+    requireAuth({ operator: "viewer" }),
+    validate("param", idParam),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const { id } = c.req.valid("param");
+      if (!(await taskKnownToTeam(db, id))) throw notFound(`task ${id}`);
+      return c.json(await roleTurnsView(db, id));
+    },
+  );

@@ -15,6 +15,8 @@ import { AppError } from "../../../lib/errors";
 import { appendEvent } from "../../../lib/events";
 import { validate } from "../../middleware/validate";
 import type { AppEnv } from "../../app-env";
+import { describe } from "../../openapi/describe";
+import { clockSchema } from "../../openapi/responses/admin";
 
 const clockChange = z.union([
   z.strictObject({
@@ -28,9 +30,20 @@ const clockChange = z.union([
 ]);
 
 export const clockRoutes = new Hono<AppEnv>()
-  .get("/", requireAuth({ operator: "admin" }), (c) => c.json({ now: c.var.clock.now().toISOString(), offset_ms: c.var.clock.offsetMs }))
+  .get(
+    "/",
+    describe({ summary: "Read the request clock and its offset from real time", responses: { 200: clockSchema } }),
+    requireAuth({ operator: "admin" }),
+    (c) => c.json({ now: c.var.clock.now().toISOString(), offset_ms: c.var.clock.offsetMs }),
+  )
   .post(
     "/",
+    describe({
+      summary: "Move the test clock (advance it, or set it), outside production only",
+      description: "Absent in production: every caller gets 404 there, before any token is looked at.",
+      responses: { 200: clockSchema },
+      errors: ["not_found"],
+    }),
     async (c, next) => {
       // The test clock does not exist in production: not "forbidden", simply absent, for every
       // caller (checked before auth, so no token's 401/403 tells that something is there).

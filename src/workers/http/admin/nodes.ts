@@ -5,6 +5,8 @@ import { requireAuth } from "../../middleware/require-auth";
 import { validate } from "../../middleware/validate";
 import { isCouncilMember, nodePatch, nodeView, patchNode } from "../../../nodes/registry";
 import type { AppEnv } from "../../app-env";
+import { describe } from "../../openapi/describe";
+import { adminNodeSchema } from "../../openapi/responses/admin";
 import { nodeIdSchema } from "../../../nodes/registry";
 
 // Nodes registered through /a2a choose their own id (12 to 32 hex): every node route takes both.
@@ -13,6 +15,11 @@ const nodeParam = z.object({ node_id: nodeIdSchema });
 /** `PATCH /v1/admin/nodes/:node_id`: reputation, model tier, webhook verification. */
 export const adminNodesRoutes = new Hono<AppEnv>().patch(
   "/:node_id",
+  describe({
+    summary: "Change a node's reputation, model tier, webhook verification or suspension",
+    responses: { 200: adminNodeSchema },
+    errors: ["not_found", "conflict"],
+  }),
   requireAuth({ operator: "admin" }),
   validate("param", nodeParam),
   validate("json", nodePatch),

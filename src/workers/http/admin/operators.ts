@@ -9,41 +9,65 @@ import { keysetPageQuery } from "../../../lib/paging";
 import { label } from "../../../lib/validation";
 import { validate } from "../../middleware/validate";
 import type { AppEnv } from "../../app-env";
+import { describe } from "../../openapi/describe";
+import { operatorCreatedSchema, operatorPageSchema, operatorRevokedSchema } from "../../openapi/responses/admin";
 
 const newOperator = z.strictObject({ name: label(100), role: z.enum(OPERATOR_ROLES) });
 const operatorParam = z.object({ id: z.string().min(1).max(64) });
 
 export const operatorsRoutes = new Hono<AppEnv>()
-  .post("/", requireAuth({ operator: "admin" }), validate("json", newOperator), async (c) => {
-    const { name, role } = c.req.valid("json");
-    const db = getDb(c.env.DB);
-    const now = c.var.clock.now();
-    const cred = await mintCredential(db, { kind: "operator", name, role }, now);
-    await db.batch([
-      cred.insert,
-      appendEvent(
-        db,
-        { type: "operator.created", subject: cred.id, payload: { operator_id: cred.id, name, role, by: c.var.principal.id } },
-        now,
-      ),
-    ]);
-    return c.json({ operator_id: cred.id, name, role, token: cred.token }, 201);
-  })
-  .get("/", requireAuth({ operator: "admin" }), validate("query", keysetPageQuery(credentialCursor)), async (c) => {
-    const { limit, cursor } = c.req.valid("query");
-    const page = await listCredentials(getDb(c.env.DB), "operator", { limit, after: cursor });
-    return c.json({
-      operators: page.items.map((r) => ({
-        operator_id: r.id,
-        name: r.name,
-        role: r.role,
-        created_at: r.createdAt,
-        revoked_at: r.revokedAt,
-      })),
-      next_cursor: page.next_cursor,
-    });
-  })
-  .delete("/:id", requireAuth({ operator: "admin" }), validate("param", operatorParam), async (c) => {
-    const row = await revokeCredential(getDb(c.env.DB), "operator", c.req.valid("param").id, c.var.principal.id, c.var.clock.now());
-    return c.json({ operator_id: row.id, name: row.name, role: row.role, revoked_at: row.revokedAt });
-  });
+  .post(
+    "/",
+    describe({ summary: "Mint an operator token (shown once)", responses: { 201: operatorCreatedSchema } }),
+    requireAuth({ operator: "admin" }),
+    validate("json", newOperator),
+    async (c) => {
+      const { name, role } = c.req.valid("json");
+      const db = getDb(c.env.DB);
+      const now = c.var.clock.now();
+      const cred = await mintCredential(db, { kind: "operator", name, role }, now);
+      await db.batch([
+        cred.insert,
+        appendEvent(
+          db,
+          { type: "operator.created", subject: cred.id, payload: { operator_id: cred.id, name, role, by: c.var.principal.id } },
+          now,
+        ),
+      ]);
+      return c.json({ operator_id: cred.id, name, role, token: cred.token }, 201);
+    },
+  )
+  .get(
+    "/",
+    describe({ summary: "List operator tokens, oldest first", responses: { 200: operatorPageSchema } }),
+    requireAuth({ operator: "admin" }),
+    validate("query", keysetPageQuery(credentialCursor)),
+    async (c) => {
+      const { limit, cursor } = c.req.valid("query");
+      const page = await listCredentials(getDb(c.env.DB), "operator", { limit, after: cursor });
+      return c.json({
+        operators: page.items.map((r) => ({
+          operator_id: r.id,
+          name: r.name,
+          role: r.role,
+          created_at: r.createdAt,
+          revoked_at: r.revokedAt,
+        })),
+        next_cursor: page.next_cursor,
+      });
+    },
+  )
+  .delete(
+    "/:id",
+    describe({
+      summary: "Revoke an operator token (revoking again keeps the first time)",
+      responses: { 200: operatorRevokedSchema },
+      errors: ["not_found", "payload_too_large"],
+    }),
+    requireAuth({ operator: "admin" }),
+    validate("param", operatorParam),
+    async (c) => {
+      const row = await revokeCredential(getDb(c.env.DB), "operator", c.req.valid("param").id, c.var.principal.id, c.var.clock.now());
+      return c.json({ operator_id: row.id, name: row.name, role: row.role, revoked_at: row.revokedAt });
+    },
+  );

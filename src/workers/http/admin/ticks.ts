@@ -6,10 +6,14 @@ import { appendEvent } from "../../../lib/events";
 import { getDb } from "../../../db/client";
 import { validate } from "../../middleware/validate";
 import type { AppEnv } from "../../app-env";
+import { describe } from "../../openapi/describe";
+import { tickRanSchema } from "../../openapi/responses/admin";
 import { TICK_NAMES, TICKS } from "../../cron/ticks";
 
 export const ticksRoutes = new Hono<AppEnv>().post(
   "/:name",
+  // The body limit runs before every route: a body sent here anyway (none is read) can be refused.
+  describe({ summary: "Run one scheduled tick now, by hand", responses: { 200: tickRanSchema }, errors: ["payload_too_large"] }),
   requireAuth({ operator: "manager" }),
   validate("param", z.object({ name: z.enum(TICK_NAMES) })),
   async (c) => {
