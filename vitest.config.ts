@@ -34,7 +34,7 @@ export default defineConfig(async () => {
             ADMIN_TOKEN: "test-admin-token",
             ENVIRONMENT: "test",
             // The request factories check every answer against /openapi.json (test/factories/contract.ts).
-            CONTRACT_CHECK: process.env.CONTRACT_CHECK ?? "off",
+            CONTRACT_CHECK: process.env.CONTRACT_CHECK ?? "on",
             // Approval channel secrets for the tests; channels stay off until a test enables them in config.
             SLACK_WEBHOOK_URL: "https://hooks.slack.test/services/T000/B000/test-secret-path",
             SLACK_SIGNING_SECRET: "test-slack-signing-secret",

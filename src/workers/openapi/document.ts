@@ -14,11 +14,11 @@ type Operation = Record<string, unknown> & {
   "x-crewplane-auth"?: string;
 };
 
-/** Every operation can fail unexpectedly; every request with a body can carry one too large (the body limit runs first, whatever the type). */
+/** Every operation can fail unexpectedly; any but a GET can carry a body too large (the body limit runs first, whatever the type). */
 function errorsOf(method: string, operation: Operation): Set<ErrorCode> {
   const codes = new Set<ErrorCode>(operation["x-crewplane-errors"] ?? []);
   codes.add("internal_error");
-  if (operation.requestBody || method === "post" || method === "put" || method === "patch") codes.add("payload_too_large");
+  if (operation.requestBody || method !== "get") codes.add("payload_too_large");
   return codes;
 }
 
@@ -54,7 +54,8 @@ function finishOperation(path: string, method: string, operation: Operation): vo
   if (console && method === "get") responses["303"] ??= { description: "No live console session: sent to the login form" };
   const auth = operation["x-crewplane-auth"];
   if (auth) operation.description = operation.description ? `${operation.description}\n\n${auth}` : auth;
-  if (!operation.security) operation.security = [];
+  // A router-wide requireAuth is merged once per documented handler of a route: keep one of each.
+  operation.security = [...new Map((operation.security ?? []).map((s) => [JSON.stringify(s), s])).values()];
   delete operation["x-crewplane-errors"];
   delete operation["x-crewplane-auth"];
 }
