@@ -5,8 +5,3 @@ export const timestamp = z.string().describe("ISO 8601 timestamp");
 
 /** A JSON object whose members the API does not fix (params, evidence, payloads). */
 export const jsonObject = z.record(z.string(), z.unknown());
-
-/** A page of a feed: `next_cursor` is null exactly on the last page. */
-export function pageOf<T extends z.ZodType>(item: T) {
-  return z.object({ items: z.array(item), next_cursor: z.string().nullable() });
-}
