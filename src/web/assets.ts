@@ -22,6 +22,21 @@ function version(text: string): string {
   return (h >>> 0).toString(16).padStart(8, "0");
 }
 
+/**
+ * uPlot formats numbers with `Intl.NumberFormat(navigator.language)` as it loads, which throws on a
+ * locale Intl does not take (Linux Chromium under a POSIX locale reports `en-US@posix`). Prepended
+ * to its script: the tag without its `@…` variant, else `en-US`, so every page loads whatever the
+ * browser's locale.
+ */
+const INTL_FALLBACK = `(function () {
+  function ok(tag) { try { new Intl.NumberFormat(tag); return true; } catch (e) { return false; } }
+  var tag = navigator.language;
+  if (ok(tag)) return;
+  var safe = tag && ok(tag.split("@")[0]) ? tag.split("@")[0] : "en-US";
+  Object.defineProperty(navigator, "language", { configurable: true, get: function () { return safe; } });
+})();
+`;
+
 function asset(body: string, type: string): Asset {
   return { body, type, version: version(body) };
 }
@@ -32,7 +47,7 @@ function asset(body: string, type: string): Asset {
  */
 export const ASSETS: ReadonlyMap<string, Asset> = new Map([
   ["htmx.js", asset(htmx, "text/javascript; charset=utf-8")],
-  ["uplot.js", asset(uplot, "text/javascript; charset=utf-8")],
+  ["uplot.js", asset(INTL_FALLBACK + uplot, "text/javascript; charset=utf-8")],
   ["uplot.css", asset(uplotCss, "text/css; charset=utf-8")],
   ["app.js", asset(appJs, "text/javascript; charset=utf-8")],
   ["app.css", asset(appCss, "text/css; charset=utf-8")],

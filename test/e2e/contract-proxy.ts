@@ -1,9 +1,18 @@
 import { createServer, request as httpRequest, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { contractProblem, type OpenApiDocument } from "../factories/contract-check";
 
 /** Bodies worth checking: JSON and problem+json (HTML, SSE, archives pass through unchecked but their status and type are still checked). */
 const BUFFER_LIMIT = 4 * 1024 * 1024;
+
+/** The body as the client reads it: the Worker compresses for clients that accept it. */
+function decoded(bytes: Buffer, encoding: string): string {
+  if (encoding === "gzip") return gunzipSync(bytes).toString("utf8");
+  if (encoding === "deflate") return inflateSync(bytes).toString("utf8");
+  if (encoding === "br") return brotliDecompressSync(bytes).toString("utf8");
+  return bytes.toString("utf8");
+}
 
 /**
  * A pass-through HTTP proxy in front of the Worker that checks every answer against the Worker's
@@ -31,7 +40,7 @@ export async function startContractProxy(target: string): Promise<{ url: string;
         });
         answer.on("end", () => {
           res.end();
-          const body = size <= BUFFER_LIMIT ? Buffer.concat(chunks).toString("utf8") : "";
+          const body = size <= BUFFER_LIMIT ? decoded(Buffer.concat(chunks), String(answer.headers["content-encoding"] ?? "")) : "";
           const checkBody = size <= BUFFER_LIMIT && !type.startsWith("text/event-stream");
           const problem = contractProblem(
             doc,

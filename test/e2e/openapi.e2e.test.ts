@@ -94,16 +94,19 @@ describe("/docs in Chromium, offline", () => {
       const listed = await page.locator("details.operation").count();
       expect(listed).toBeGreaterThan(150);
 
-      const op = page.locator('details.operation[data-path="/v1/approvals/{id}"][data-method="get"]');
+      const op = page.locator('details.operation[data-path="/v1/approvals/{id}/decide"][data-method="post"]');
       await op.locator("summary").click();
       await op.getByRole("heading", { name: "Parameters" }).waitFor();
-      await expect(op.locator("dt").allTextContents()).resolves.toEqual(expect.arrayContaining(["200", "401", "403", "404", "422"]));
+      await expect(op.locator("dt").allTextContents()).resolves.toEqual(expect.arrayContaining(["200", "401", "403", "404", "409", "422"]));
+      await op.getByRole("heading", { name: "Request body (application/json)" }).waitFor();
 
+      const list = page.locator('details.operation[data-path="/v1/approvals"][data-method="get"]');
+      await list.locator("summary").click();
       await page.getByLabel(/Bearer token/).fill(ADMIN_TOKEN);
-      await op.getByLabel(/^id/).fill("appr_missing");
-      await op.getByRole("button", { name: /^Send GET/ }).click();
-      await op.locator(".try-it-output", { hasText: "404" }).waitFor();
-      expect(await op.locator(".try-it-output").textContent()).toContain('"code": "not_found"');
+      await list.getByLabel(/^limit/).fill("1");
+      await list.getByRole("button", { name: /^Send GET/ }).click();
+      await list.locator(".try-it-output", { hasText: "200" }).waitFor();
+      expect(await list.locator(".try-it-output").textContent()).toContain('"approvals": []');
 
       await page.screenshot({ path: join(SHOTS, "docs-reference.png") });
       expect(errors).toEqual([]);

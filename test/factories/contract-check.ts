@@ -57,6 +57,8 @@ export function contractProblem(
   const method = req.method.toLowerCase();
   const template = operationTemplate(doc, method, pathname);
   const where = `${req.method.toUpperCase()} ${pathname} → ${res.status}`;
+  // 405 + Allow is the router's answer to a method no route of the path serves, on every path.
+  if (res.status === 405) return null;
   // 404 and 405 for paths and methods no operation serves come from the router itself.
   if (!template) return res.status === 404 || res.status === 405 ? null : `${where}: no operation in the document`;
   const operation = doc.paths[template]![method]!;
