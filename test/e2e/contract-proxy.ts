@@ -48,7 +48,7 @@ export async function startContractProxy(target: string): Promise<{ url: string;
             { status: answer.statusCode ?? 0, contentType: type || null, body: checkBody ? body : "" },
           );
           // An unread body (too large, a stream) is not a schema failure: only its status and type count.
-          if (problem && (checkBody || !problem.includes("does not match") && !problem.includes("not JSON"))) found.push(problem);
+          if (problem && (checkBody || (!problem.includes("does not match") && !problem.includes("not JSON")))) found.push(problem);
         });
       },
     );

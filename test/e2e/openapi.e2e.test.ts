@@ -64,7 +64,13 @@ describe("the OpenAPI document", () => {
           'export const code: Refusal["code"] = "already_decided";',
         ].join("\n"),
       );
-      await run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "--noEmit", "--strict", "--skipLibCheck", join(dir, "use.ts")]);
+      await run(process.execPath, [
+        join(ROOT, "node_modules/typescript/bin/tsc"),
+        "--noEmit",
+        "--strict",
+        "--skipLibCheck",
+        join(dir, "use.ts"),
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

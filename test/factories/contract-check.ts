@@ -63,7 +63,8 @@ export function contractProblem(
   if (!template) return res.status === 404 || res.status === 405 ? null : `${where}: no operation in the document`;
   const operation = doc.paths[template]![method]!;
   const response = operation.responses?.[String(res.status)];
-  if (!response) return `${where}: status not documented for ${method} ${template} (documented: ${Object.keys(operation.responses ?? {}).join(", ")})`;
+  if (!response)
+    return `${where}: status not documented for ${method} ${template} (documented: ${Object.keys(operation.responses ?? {}).join(", ")})`;
   const content = response.content;
   if (!content) return null;
   const media = (res.contentType ?? "").split(";")[0]!.trim().toLowerCase();

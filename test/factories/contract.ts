@@ -26,6 +26,10 @@ function enabled(url: string): boolean {
  */
 export async function expectConforms(method: string, url: string, res: { status: number; headers: Headers; text: string }): Promise<void> {
   if (!enabled(url) || res.headers.get("content-type")?.startsWith("text/event-stream")) return;
-  const problem = contractProblem(await loadDocument(), { method, url }, { status: res.status, contentType: res.headers.get("content-type"), body: res.text });
+  const problem = contractProblem(
+    await loadDocument(),
+    { method, url },
+    { status: res.status, contentType: res.headers.get("content-type"), body: res.text },
+  );
   if (problem) throw new Error(`Contract: ${problem}\nbody: ${res.text.slice(0, 600)}`);
 }

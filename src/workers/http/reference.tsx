@@ -11,7 +11,12 @@ import { page } from "./html";
 
 const METHOD_ORDER = ["get", "post", "put", "patch", "delete"];
 
-type Document = { paths: Record<string, Record<string, { operationId: string; summary?: string; tags?: string[]; description?: string; security?: unknown[] }>> };
+type Document = {
+  paths: Record<
+    string,
+    Record<string, { operationId: string; summary?: string; tags?: string[]; description?: string; security?: unknown[] }>
+  >;
+};
 
 /** The document's operations by tag, in the tags' order, each with the sentence that says who may call it. */
 function referenceTags(document: Document): { tags: ReferenceTag[]; count: number } {
@@ -40,7 +45,9 @@ export function referenceRoutes(app: Hono<never>) {
       "/openapi.json",
       describe({
         summary: "This API's OpenAPI 3.1 document",
-        responses: { 200: { description: "The document", type: "application/json", schema: z.looseObject({ openapi: z.literal("3.1.0") }) } },
+        responses: {
+          200: { description: "The document", type: "application/json", schema: z.looseObject({ openapi: z.literal("3.1.0") }) },
+        },
       }),
       async (c) => {
         const document = await openApiDocument(app);

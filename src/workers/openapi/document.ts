@@ -74,11 +74,28 @@ async function generate(app: Hono<never>): Promise<Record<string, unknown>> {
       tags: API_TAGS,
       components: {
         securitySchemes: {
-          operatorToken: { type: "http", scheme: "bearer", description: "An operator token (viewer < manager < admin), or the bootstrap ADMIN_TOKEN." },
-          runnerToken: { type: "http", scheme: "bearer", description: "A runner token (`POST /v1/admin/runners`), held by a local-runner." },
+          operatorToken: {
+            type: "http",
+            scheme: "bearer",
+            description: "An operator token (viewer < manager < admin), or the bootstrap ADMIN_TOKEN.",
+          },
+          runnerToken: {
+            type: "http",
+            scheme: "bearer",
+            description: "A runner token (`POST /v1/admin/runners`), held by a local-runner.",
+          },
           nodeToken: { type: "http", scheme: "bearer", description: "A swarm node's `node_secret`, returned once by its registration." },
-          memberToken: { type: "http", scheme: "bearer", description: "A team member's token, minted for one role turn and carried in its job." },
-          consoleSession: { type: "apiKey", in: "cookie", name: "__Host-crewplane-console", description: "The web console's session cookie (`/console/login`)." },
+          memberToken: {
+            type: "http",
+            scheme: "bearer",
+            description: "A team member's token, minted for one role turn and carried in its job.",
+          },
+          consoleSession: {
+            type: "apiKey",
+            in: "cookie",
+            name: "__Host-crewplane-console",
+            description: "The web console's session cookie (`/console/login`).",
+          },
         },
       },
     },

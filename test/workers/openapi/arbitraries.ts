@@ -11,9 +11,13 @@ const PINNED: Record<string, unknown> = { wait_ms: 0 };
 function stringOf(schema: Schema): fc.Arbitrary<string> {
   const minLength = schema.minLength ?? 0;
   const maxLength = Math.min(schema.maxLength ?? 24, Math.max(minLength, 24));
-  if (schema.format === "date-time") return fc.date({ min: new Date("2020-01-01"), max: new Date("2030-01-01"), noInvalidDate: true }).map((d) => d.toISOString());
+  if (schema.format === "date-time")
+    return fc.date({ min: new Date("2020-01-01"), max: new Date("2030-01-01"), noInvalidDate: true }).map((d) => d.toISOString());
   if (typeof schema.pattern === "string") {
-    return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= minLength && s.length <= (schema.maxLength ?? Infinity)).map((s) => s);
+    return fc
+      .stringMatching(new RegExp(schema.pattern))
+      .filter((s) => s.length >= minLength && s.length <= (schema.maxLength ?? Infinity))
+      .map((s) => s);
   }
   return fc.string({ minLength, maxLength, unit: "grapheme-ascii" });
 }
@@ -60,10 +64,13 @@ export function valid(schema: Schema | undefined, depth = 0): fc.Arbitrary<unkno
 function objectOf(schema: Schema, depth: number): fc.Arbitrary<Record<string, unknown>> {
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
   const model: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const [name, property] of Object.entries(properties)) model[name] = name in PINNED ? fc.constant(PINNED[name]) : valid(property, depth + 1);
+  for (const [name, property] of Object.entries(properties))
+    model[name] = name in PINNED ? fc.constant(PINNED[name]) : valid(property, depth + 1);
   const record = fc.record(model, { requiredKeys: (schema.required ?? []).filter((k: string) => k in model) });
   if (schema.additionalProperties && typeof schema.additionalProperties === "object" && Object.keys(properties).length === 0) {
-    const keys = schema.propertyNames ? (stringOf(schema.propertyNames) as fc.Arbitrary<string>) : fc.string({ minLength: 1, maxLength: 12, unit: "grapheme-ascii" });
+    const keys = schema.propertyNames
+      ? (stringOf(schema.propertyNames) as fc.Arbitrary<string>)
+      : fc.string({ minLength: 1, maxLength: 12, unit: "grapheme-ascii" });
     return fc.dictionary(keys, valid(schema.additionalProperties, depth + 1), { maxKeys: 2 });
   }
   return record as fc.Arbitrary<Record<string, unknown>>;
@@ -73,7 +80,9 @@ function objectOf(schema: Schema, depth: number): fc.Arbitrary<Record<string, un
 export function wrongTypeFor(schema: Schema | undefined): unknown {
   if (!schema) return null;
   const types = new Set<string>(
-    (schema.anyOf ?? schema.oneOf ?? [schema]).flatMap((s: Schema) => (Array.isArray(s.type) ? s.type : s.type ? [s.type] : s.enum ? ["enum"] : [])),
+    (schema.anyOf ?? schema.oneOf ?? [schema]).flatMap((s: Schema) =>
+      Array.isArray(s.type) ? s.type : s.type ? [s.type] : s.enum ? ["enum"] : [],
+    ),
   );
   if (types.size === 0) return null;
   if (!types.has("object") && !types.has("enum")) return { unexpected: true };

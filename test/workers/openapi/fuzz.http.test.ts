@@ -67,7 +67,11 @@ async function send(op: Operation, input: Input) {
   const token = tokenFor(op);
   if (token) headers.authorization = `Bearer ${token}`;
   if (input.body !== undefined) headers["content-type"] = "application/json";
-  const res = await exports.default.fetch(`${BASE}${url}${query ? `?${query}` : ""}`, { method: op.method.toUpperCase(), headers, body: input.body });
+  const res = await exports.default.fetch(`${BASE}${url}${query ? `?${query}` : ""}`, {
+    method: op.method.toUpperCase(),
+    headers,
+    body: input.body,
+  });
   return { status: res.status, type: res.headers.get("content-type") ?? "", text: await res.text() };
 }
 
@@ -90,7 +94,14 @@ const bodySchema = (op: Operation) => op.requestBody?.content["application/json"
 const asText = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
 
 function validInput(op: Operation): fc.Arbitrary<Input> {
-  const path = Object.fromEntries(paramsIn(op, "path").map((p) => [p.name, valid(p.schema).map(asText).filter((s) => s !== "")]));
+  const path = Object.fromEntries(
+    paramsIn(op, "path").map((p) => [
+      p.name,
+      valid(p.schema)
+        .map(asText)
+        .filter((s) => s !== ""),
+    ]),
+  );
   const query = paramsIn(op, "query").filter((p) => p.schema.type !== "array" && p.schema.type !== "object");
   const body = bodySchema(op);
   return fc.record({
@@ -116,7 +127,11 @@ function invalidInputs(op: Operation, base: Input): { what: string; input: Input
       out.push({ what: `body without required ${required}`, input: { ...base, body: JSON.stringify(rest) } });
     }
     const typed = Object.entries((body.properties ?? {}) as Record<string, Schema>).find(([, s]) => wrongTypeFor(s) !== null);
-    if (typed) out.push({ what: `body.${typed[0]} of the wrong type`, input: { ...base, body: JSON.stringify({ ...sample, [typed[0]]: wrongTypeFor(typed[1]) }) } });
+    if (typed)
+      out.push({
+        what: `body.${typed[0]} of the wrong type`,
+        input: { ...base, body: JSON.stringify({ ...sample, [typed[0]]: wrongTypeFor(typed[1]) }) },
+      });
   }
   for (const p of paramsIn(op, "query")) {
     const s = p.schema;
@@ -126,7 +141,10 @@ function invalidInputs(op: Operation, base: Input): { what: string; input: Input
   }
   for (const p of paramsIn(op, "path")) {
     if (p.schema.pattern || p.schema.enum || p.schema.maxLength) {
-      out.push({ what: `path ${p.name} outside its schema`, input: { ...base, path: { ...base.path, [p.name]: "!".repeat((p.schema.maxLength ?? 64) + 1) } } });
+      out.push({
+        what: `path ${p.name} outside its schema`,
+        input: { ...base, path: { ...base.path, [p.name]: "!".repeat((p.schema.maxLength ?? 64) + 1) } },
+      });
     }
   }
   return out;
@@ -160,14 +178,24 @@ describe("fuzzing every operation of /openapi.json", () => {
         if (res.status >= 400 && res.status < 500) {
           const after = await fingerprint();
           const changed = Object.keys(after).filter((t) => after[t] !== before[t]);
-          if (changed.length > 0) found.push(`${name} ${JSON.stringify(input).slice(0, 300)} → ${res.status} changed ${changed.join(", ")}`);
+          if (changed.length > 0)
+            found.push(`${name} ${JSON.stringify(input).slice(0, 300)} → ${res.status} changed ${changed.join(", ")}`);
         }
       }
       coverage.push({ operation: name, valid: samples.length, invalid: invalid.map((c) => c.what) });
     }
     const cases = coverage.reduce((n, c) => n + c.valid + c.invalid.length, 0);
-    console.log(`fuzz: ${coverage.filter((c) => !c.skipped).length} operations, ${cases} cases, ${coverage.filter((c) => c.skipped).length} skipped (seed ${SEED})`);
-    console.log(coverage.map((c) => `${c.operation}: ${c.skipped ? `skipped, ${c.skipped}` : `${c.valid} valid; ${c.invalid.join("; ") || "no invalid case"}`}`).join("\n"));
+    console.log(
+      `fuzz: ${coverage.filter((c) => !c.skipped).length} operations, ${cases} cases, ${coverage.filter((c) => c.skipped).length} skipped (seed ${SEED})`,
+    );
+    console.log(
+      coverage
+        .map(
+          (c) =>
+            `${c.operation}: ${c.skipped ? `skipped, ${c.skipped}` : `${c.valid} valid; ${c.invalid.join("; ") || "no invalid case"}`}`,
+        )
+        .join("\n"),
+    );
     expect(found).toEqual([]);
     expect(operations.length).toBeGreaterThan(150);
   }, 600_000);
