@@ -25,8 +25,8 @@ import {
   deliberationSchema,
   prescreeningSchema,
   proposedSchema,
-  termPageSchema,
 } from "../openapi/responses/a2a-council";
+import { councilTermPageSchema } from "../openapi/responses/council";
 
 const limit = z.coerce.number().int().min(1).max(500).default(50);
 const deliberationParam = z.object({ id: z.string().regex(/^delib_[0-9a-f]{16}$/, "a deliberation id") });
@@ -98,7 +98,7 @@ export const a2aCouncilRoutes = new Hono<AppEnv>()
   )
   .get(
     "/council/term/history",
-    describe({ summary: "Council terms, newest first", responses: { 200: termPageSchema } }),
+    describe({ summary: "Council terms, newest first", responses: { 200: councilTermPageSchema } }),
     validate("query", termHistoryQuery),
     async (c) => c.json(await listTerms(getDb(c.env.DB), c.req.valid("query"))),
   )

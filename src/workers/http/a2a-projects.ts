@@ -41,20 +41,21 @@ import { a2aOptionalNodeDoc, requireA2aNode } from "./a2a-auth";
 import { PROPOSE_ERRORS, PROPOSE_RESPONSES } from "./a2a-council";
 import { nodeOf, projectDetail } from "./projects";
 import { describe } from "../openapi/describe";
-import { taskViewSchema } from "../openapi/responses/a2a";
 import {
-  contributedSchema,
   decompositionAnswerSchema,
   fetchAnswerSchema,
   myTasksSchema,
-  projectContributionsSchema,
-  projectDetailSchema,
-  projectPageSchema,
   projectTasksSchema,
-  taskPageSchema,
   workAssignedSchema,
   workCompletedSchema,
 } from "../openapi/responses/a2a-projects";
+import {
+  projectContributedSchema,
+  projectContributionListSchema,
+  projectDetailSchema,
+  projectPageSchema,
+} from "../openapi/responses/projects";
+import { swarmTaskPageSchema, swarmTaskSchema } from "../openapi/responses/swarm";
 
 const idParam = z.object({ id: projectId });
 const taskParam = z.object({ id: taskId });
@@ -137,7 +138,7 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
     "/project/:id{proj_[0-9a-f]{16}}/contributions",
     describe({
       summary: "A project's recorded contributions, newest first",
-      responses: { 200: projectContributionsSchema },
+      responses: { 200: projectContributionListSchema },
       errors: ["not_found"],
     }),
     validate("param", idParam),
@@ -154,7 +155,7 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
       summary: "Contribute a commit to an active project",
       description:
         "As `POST /v1/projects/:id/contributions`: one commit on the task's branch (the task claimed by this node) or the node's own, its message ending with the attribution block, and the branch's pull request. Files over the `projects` size limits are a 413 naming them.",
-      responses: { 201: contributedSchema },
+      responses: { 201: projectContributedSchema },
       errors: [
         "forbidden",
         "not_found",
@@ -188,7 +189,7 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
   )
   .get(
     "/task/list",
-    describe({ summary: "Swarm tasks, newest first", responses: { 200: taskPageSchema } }),
+    describe({ summary: "Swarm tasks, newest first", responses: { 200: swarmTaskPageSchema } }),
     validate("query", tasksQuery),
     async (c) => {
       const { status, project_id, limit, cursor } = c.req.valid("query");
@@ -202,7 +203,7 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
       summary: "Claim a swarm task",
       description:
         "As `POST /v1/swarm/tasks/:id/claim`: one claimant at a time, for `claim_ttl_hours` (`commitment_deadline` is accepted and not used). A repeat claim by the holder answers the task.",
-      responses: { 200: taskViewSchema },
+      responses: { 200: swarmTaskSchema },
       errors: [...CLAIM_ERRORS],
     }),
     requireA2aNode(),
@@ -223,7 +224,7 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
     "/task/complete",
     describe({
       summary: "Complete a claimed swarm task with the asset that holds its result (or a summary)",
-      responses: { 200: taskViewSchema },
+      responses: { 200: swarmTaskSchema },
       errors: [...COMPLETE_ERRORS, "validation_failed"],
     }),
     requireA2aNode(),
@@ -370,7 +371,7 @@ export const a2aProjectRoutes = new Hono<AppEnv>()
   )
   .get(
     "/task/:id{task_[0-9a-f]{16}}",
-    describe({ summary: "A swarm task", responses: { 200: taskViewSchema }, errors: ["not_found"] }),
+    describe({ summary: "A swarm task", responses: { 200: swarmTaskSchema }, errors: ["not_found"] }),
     validate("param", taskParam),
     async (c) => {
       return c.json(taskView(await getTask(getDb(c.env.DB), c.req.valid("param").id), c.var.clock.now()));

@@ -6,7 +6,7 @@ import { validate } from "../../middleware/validate";
 import { isCouncilMember, nodePatch, nodeView, patchNode } from "../../../nodes/registry";
 import type { AppEnv } from "../../app-env";
 import { describe } from "../../openapi/describe";
-import { adminNodeSchema } from "../../openapi/responses/admin";
+import { nodeSchema } from "../../openapi/responses/nodes";
 import { nodeIdSchema } from "../../../nodes/registry";
 
 // Nodes registered through /a2a choose their own id (12 to 32 hex): every node route takes both.
@@ -17,7 +17,7 @@ export const adminNodesRoutes = new Hono<AppEnv>().patch(
   "/:node_id",
   describe({
     summary: "Change a node's reputation, model tier, webhook verification or suspension",
-    responses: { 200: adminNodeSchema },
+    responses: { 200: nodeSchema },
     errors: ["not_found", "conflict"],
   }),
   requireAuth({ operator: "admin" }),

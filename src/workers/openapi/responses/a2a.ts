@@ -2,53 +2,18 @@ import { z } from "zod";
 import type { hello, pollEvents } from "../../../a2a/nodes";
 import type { a2aTask } from "../../../a2a/tasks";
 import { TIER_LABELS } from "../../../a2a/tiers";
-import { DISPATCH_STATES, SWARM_TASK_STATUSES } from "../../../db/schema";
 import type { PendingEventView } from "../../../nodes/events";
 import type { ReputationConfig } from "../../../nodes/reputation-config";
-import type { TaskView } from "../../../projects/swarm-tasks";
 import { jsonObject, timestamp } from "./common";
+import { swarmTaskSchema } from "./swarm";
 
 /**
  * The EvoMap node protocol's core answers (`/a2a/hello`, `/a2a/heartbeat`, `/a2a/events/poll`,
  * `/a2a/policy`), and the swarm task views the whole facade shares.
  */
 
-/** A swarm task as `/v1` shows it (`taskView`): what a task is now, whatever the tick has written yet. */
-export const taskViewSchema = z.object({
-  task_id: z.string(),
-  kind: z.enum(["project", "council"]),
-  title: z.string(),
-  body: z.string(),
-  status: z.enum(SWARM_TASK_STATUSES),
-  project_id: z.string().nullable(),
-  source_session_id: z.string().nullable(),
-  seq: z.number().int().nullable(),
-  signals: z.array(z.string()).nullable(),
-  weight: z.number().nullable(),
-  claimed_by: z.string().nullable(),
-  claimed_at: timestamp.nullable(),
-  claim_expires_at: timestamp.nullable(),
-  completed_by: z.string().nullable(),
-  completed_at: timestamp.nullable(),
-  summary: z.string().nullable(),
-  commit_sha: z.string().nullable(),
-  verified_by: z.string().nullable(),
-  verified_at: timestamp.nullable(),
-  dispatch: z
-    .object({
-      state: z.enum(DISPATCH_STATES),
-      offered_to: z.string().nullable(),
-      offer_expires_at: timestamp.nullable(),
-      offers: z.number().int(),
-      offered_nodes: z.array(z.string()),
-    })
-    .nullable(),
-  created_at: timestamp,
-  expires_at: timestamp,
-}) satisfies z.ZodType<TaskView>;
-
 /** A swarm task as EvoMap clients read it: `signals` comma-separated, the list kept as `signal_list`. */
-export const a2aTaskSchema = taskViewSchema.extend({
+export const a2aTaskSchema = swarmTaskSchema.extend({
   signals: z.string().describe("the task's signals, comma-separated"),
   signal_list: z.array(z.string()),
 }) satisfies z.ZodType<ReturnType<typeof a2aTask>>;

@@ -2,7 +2,6 @@ import { z } from "zod";
 import { ATTEMPT_STATUSES, JOB_STATUSES, OPERATOR_ROLES } from "../../../db/schema";
 import type { AttemptRecord } from "../../../jobs/outcomes";
 import type { JobError } from "../../../jobs/payloads";
-import type { nodeView } from "../../../nodes/registry";
 import { TICK_NAMES } from "../../cron/ticks";
 import type { runnerView } from "../../http/admin/runners";
 import { jsonObject, timestamp } from "./common";
@@ -42,20 +41,6 @@ export const adminJobSchema = z.object({
   finished_at: timestamp.optional(),
   attempts: z.array(jobAttemptSchema),
 });
-
-export const adminNodeSchema = z.object({
-  node_id: z.string(),
-  name: z.string(),
-  reputation: z.number(),
-  model_tier: z.number().int(),
-  last_heartbeat_at: timestamp.nullable(),
-  last_dialog_at: timestamp.nullable(),
-  council_member: z.boolean(),
-  cooldown_until: timestamp.nullable(),
-  webhook_verified: z.boolean(),
-  suspended_at: timestamp.nullable(),
-  created_at: timestamp,
-}) satisfies z.ZodType<ReturnType<typeof nodeView>>;
 
 /** `POST /v1/admin/operators`: the token is shown here once. */
 export const operatorCreatedSchema = z.object({

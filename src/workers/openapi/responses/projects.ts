@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DECOMPOSITION_STATES, PROJECT_STATUSES, REPOSITORY_STATES } from "../../../db/schema";
 import type { contribute, contributionView } from "../../../projects/contributions";
-import type { ProjectView } from "../../../projects/store";
+import type { listProjects, ProjectView } from "../../../projects/store";
 import type { projectAttribution, projectDetail } from "../../http/projects";
 import { timestamp } from "./common";
 import { swarmTaskSchema } from "./swarm";
@@ -44,7 +44,9 @@ export const projectSchema = z.object({
     .nullable(),
 }) satisfies z.ZodType<ProjectView>;
 
-export const projectPageSchema = z.object({ projects: z.array(projectSchema), next_cursor: z.string().nullable() });
+export const projectPageSchema = z.object({ projects: z.array(projectSchema), next_cursor: z.string().nullable() }) satisfies z.ZodType<
+  Awaited<ReturnType<typeof listProjects>>
+>;
 
 /** The project with its tasks in decomposition order. */
 export const projectDetailSchema = projectSchema.extend({ tasks: z.array(swarmTaskSchema) }) satisfies z.ZodType<

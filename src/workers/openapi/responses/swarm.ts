@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DISPATCH_STATES, SWARM_TASK_STATUSES } from "../../../db/schema";
-import type { TaskView } from "../../../projects/swarm-tasks";
+import type { listTasks, TaskView } from "../../../projects/swarm-tasks";
 import { timestamp } from "./common";
 
 /** A swarm task as the API shows it: its status is the effective one (a lapsed claim reads as open). */
@@ -39,4 +39,6 @@ export const swarmTaskSchema = z.object({
   expires_at: timestamp,
 }) satisfies z.ZodType<TaskView>;
 
-export const swarmTaskPageSchema = z.object({ tasks: z.array(swarmTaskSchema), next_cursor: z.string().nullable() });
+export const swarmTaskPageSchema = z.object({ tasks: z.array(swarmTaskSchema), next_cursor: z.string().nullable() }) satisfies z.ZodType<
+  Awaited<ReturnType<typeof listTasks>>
+>;
