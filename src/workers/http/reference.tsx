@@ -14,7 +14,10 @@ const METHOD_ORDER = ["get", "post", "put", "patch", "delete"];
 type Document = {
   paths: Record<
     string,
-    Record<string, { operationId: string; summary?: string; tags?: string[]; description?: string; security?: unknown[] }>
+    Record<
+      string,
+      { operationId: string; summary?: string; tags?: string[]; description?: string; security?: unknown[]; "x-crewplane-auth"?: string }
+    >
   >;
 };
 
@@ -27,7 +30,7 @@ function referenceTags(document: Document): { tags: ReferenceTag[]; count: numbe
       const op = item[method];
       if (!op) continue;
       count++;
-      const auth = op.security && op.security.length > 0 ? (op.description?.split("\n\n").at(-1) ?? "") : "Public: no token needed.";
+      const auth = op["x-crewplane-auth"] ?? "Public: no token needed.";
       byTag.get(op.tags?.[0] ?? "pages")?.operations.push({ id: op.operationId, method, path, summary: op.summary ?? "", auth });
     }
   }

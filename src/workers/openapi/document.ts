@@ -57,7 +57,6 @@ function finishOperation(path: string, method: string, operation: Operation): vo
   // A router-wide requireAuth is merged once per documented handler of a route: keep one of each.
   operation.security = [...new Map((operation.security ?? []).map((s) => [JSON.stringify(s), s])).values()];
   delete operation["x-crewplane-errors"];
-  delete operation["x-crewplane-auth"];
 }
 
 async function generate(app: Hono<never>): Promise<Record<string, unknown>> {
