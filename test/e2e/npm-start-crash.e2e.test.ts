@@ -110,8 +110,18 @@ describe("npm start when its runner is SIGKILLed", () => {
 
   it("passes the runner token in the environment, never on the runner's command line", async () => {
     const token = readFileSync(join(scratch, "state", "crewplane-runner-token"), "utf8").trim();
-    const cmdline = readFileSync(`/proc/${currentRunner()}/cmdline`, "utf8");
-    expect(cmdline).toContain("local-runner/src/main.ts");
+    // The runner's launcher is a shell script that execs Node under the same pid: read the command line once
+    // it has (the shell's own line carries no token either, but it is not the runner yet).
+    const pid = currentRunner();
+    const cmdline = await until(
+      () => {
+        const line = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+        return line.includes("local-runner/src/main.ts") ? line : undefined;
+      },
+      "the runner's launcher to exec Node",
+      10_000,
+      50,
+    );
     expect(cmdline).not.toContain(token);
     expect(cmdline).not.toContain("--token");
   });
