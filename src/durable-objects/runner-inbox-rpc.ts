@@ -64,6 +64,19 @@ export type RevokeInput = z.input<typeof revokeInput>;
 export const withdrawInput = z.object({ owner: jobOwner, error: jobError, now: clockMs });
 export type WithdrawInput = z.input<typeof withdrawInput>;
 
+/**
+ * The hold keys in force, all of them: `company`, `employee:<id>` (paused), `project:<id>` (over
+ * budget) hold jobs; `retired:<id>` ends that employee's untaken jobs.
+ */
+export const syncHoldsInput = z.object({
+  keys: z.array(z.string().regex(/^(company|(employee|retired):[a-z0-9][a-z0-9_-]{0,63}|project:[A-Za-z0-9_-]{1,200})$/)).max(10_000),
+  now: clockMs,
+});
+export type SyncHoldsInput = z.input<typeof syncHoldsInput>;
+
+export const withdrawEmployeeInput = z.object({ employeeId: z.string().min(1).max(64), error: jobError, now: clockMs });
+export type WithdrawEmployeeInput = z.input<typeof withdrawEmployeeInput>;
+
 export const sweepInput = z.object({ now: clockMs, retainFinishedMs: z.number().int().min(0).optional() });
 export type SweepInput = z.input<typeof sweepInput>;
 
@@ -110,6 +123,8 @@ export interface InboxJobView {
   job_id: string;
   kind: string;
   status: JobStatus;
+  /** Queued, and kept back by a hold (a paused employee, a budget over its limit). */
+  held?: true;
   attempt: number;
   lease_expires_at: string | null;
   leased_by: string | null;

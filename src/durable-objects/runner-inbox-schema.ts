@@ -49,6 +49,13 @@ const MIGRATIONS: readonly string[] = [
   // same millisecond (a dispatch batch of up to 100) on each lease.
   `CREATE INDEX jobs_ready_order ON jobs(status, runtime, enqueued_at, job_id);
    DROP INDEX jobs_ready;`,
+  // Spend control: whose work a job is (its employee, its project), and the hold keys in force
+  // (`company`, `employee:<id>`, `project:<id>`). A queued job under a hold is `held`: never leased,
+  // its queue-time limit stopped, back to `queued` (with a fresh limit) when the hold is lifted.
+  `ALTER TABLE jobs ADD COLUMN employee_id TEXT;
+   ALTER TABLE jobs ADD COLUMN project_id TEXT;
+   CREATE INDEX jobs_employee ON jobs(employee_id, status) WHERE employee_id IS NOT NULL;
+   CREATE TABLE holds (hold_key TEXT PRIMARY KEY, since INTEGER NOT NULL);`,
 ];
 
 export function migrateInbox(storage: DurableObjectStorage): void {
@@ -68,13 +75,16 @@ export function migrateInbox(storage: DurableObjectStorage): void {
   });
 }
 
+/** `held`: queued, but under a hold (a paused employee, a project or company over budget); only the inbox knows it. */
+export type InboxJobStatus = JobStatus | "held";
+
 export interface JobRow extends Record<string, SqlStorageValue> {
   job_id: string;
   kind: string;
   runtime: string;
   payload: string;
   owner: string;
-  status: JobStatus;
+  status: InboxJobStatus;
   attempt: number;
   max_attempts: number;
   lease_id: string | null;
@@ -93,4 +103,6 @@ export interface JobRow extends Record<string, SqlStorageValue> {
   queue_deadline: number | null;
   leased_at: number | null;
   finished_at: number | null;
+  employee_id: string | null;
+  project_id: string | null;
 }

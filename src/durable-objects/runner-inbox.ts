@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { z } from "zod";
+import type { JobStatus } from "../db/schema";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { newId } from "../lib/ids";
@@ -20,6 +21,8 @@ import {
   leaseInput,
   revokeInput,
   sweepInput,
+  syncHoldsInput,
+  withdrawEmployeeInput,
   withdrawInput,
   type AckInput,
   type EnqueueManyInput,
@@ -38,6 +41,8 @@ import {
   type RevokeInput,
   type RunnerActivity,
   type SweepInput,
+  type SyncHoldsInput,
+  type WithdrawEmployeeInput,
 } from "./runner-inbox-rpc";
 import { DeadlineBound } from "./runner-inbox-deadlines";
 import { InboxOutbox } from "./runner-inbox-outbox";
@@ -82,6 +87,8 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
   private readonly outbox: InboxOutbox;
   /** When the lazy checks may next find something due: `runner-inbox-deadlines.ts`. */
   private readonly deadlines: DeadlineBound;
+  /** The hold keys in force (`holds`), mirrored in memory: with none, a lease pays nothing for them. */
+  private readonly holds = new Set<string>();
   /** When each runner's last poll was written (clock ms): `last_poll_at` is kept to the second. */
   private readonly pollWritten = new Map<string, number>();
 
@@ -101,6 +108,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
       () => this.offsetMs,
     );
     for (const row of this.sql.exec<{ runner_id: string }>(`SELECT runner_id FROM revoked_runners`)) this.revoked.add(row.runner_id);
+    for (const row of this.sql.exec<{ hold_key: string }>(`SELECT hold_key FROM holds`)) this.holds.add(row.hold_key);
   }
 
   async enqueue(input: EnqueueInput): Promise<{ accepted: boolean }> {
@@ -172,7 +180,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     const job = this.findRow(req.jobId);
     let outcome: LeaseRefOutcome;
     if (!job) outcome = { ok: false, reason: "not_found" };
-    else if (!this.holdsLease(job, req.leaseId, req.runnerId)) outcome = { ok: false, reason: "stale_lease", status: job.status };
+    else if (!this.holdsLease(job, req.leaseId, req.runnerId)) outcome = { ok: false, reason: "stale_lease", status: publicStatus(job.status) };
     else {
       this.sql.exec(`UPDATE jobs SET acked = 1, ack_deadline = NULL, updated_at = ? WHERE job_id = ?`, req.now, req.jobId);
       outcome = { ok: true, lease_expires_at: new Date(job.lease_expires_at!).toISOString() };
@@ -208,7 +216,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     const job = this.findRow(req.jobId);
     let outcome: LeaseRefOutcome;
     if (!job) outcome = { ok: false, reason: "not_found" };
-    else if (!this.holdsLease(job, req.leaseId, req.runnerId)) outcome = { ok: false, reason: "stale_lease", status: job.status };
+    else if (!this.holdsLease(job, req.leaseId, req.runnerId)) outcome = { ok: false, reason: "stale_lease", status: publicStatus(job.status) };
     else {
       const expiresAt = req.now + req.extendMs;
       this.deadlines.lower(expiresAt);
@@ -255,10 +263,10 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
       if (!revoked && checkFinish(holder(job), req.leaseId, req.runnerId, "completed") === "duplicate")
         return this.settled(
           job.result === result
-            ? { ok: true, duplicate: true, status: job.status }
-            : { ok: false, reason: "result_conflict", status: job.status },
+            ? { ok: true, duplicate: true, status: publicStatus(job.status) }
+            : { ok: false, reason: "result_conflict", status: publicStatus(job.status) },
         );
-      return this.settled({ ok: false, reason: "stale_lease", status: job.status });
+      return this.settled({ ok: false, reason: "stale_lease", status: publicStatus(job.status) });
     }
     this.outbox.record(row, {
       type: "job.completed",
@@ -285,8 +293,8 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
       : alreadyApplied
         ? "duplicate"
         : checkFinish(holder(job), req.leaseId, req.runnerId, decision.status);
-    if (check === "stale") return this.settled({ ok: false, reason: "stale_lease", status: job.status });
-    if (check === "duplicate") return this.settled({ ok: true, duplicate: true, status: job.status });
+    if (check === "stale") return this.settled({ ok: false, reason: "stale_lease", status: publicStatus(job.status) });
+    if (check === "duplicate") return this.settled({ ok: true, duplicate: true, status: publicStatus(job.status) });
     const terminal = decision.status !== "queued";
     const row = this.sql
       .exec<JobRow>(
@@ -359,7 +367,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     const rows = this.sql
       .exec<JobRow>(
         `UPDATE jobs SET status = 'dead', error = ?, queue_deadline = NULL, finished_at = ?, updated_at = ?
-         WHERE status = 'queued' AND json_extract(owner, '$.kind') = ? AND json_extract(owner, '$.id') = ? RETURNING *`,
+         WHERE status IN ('queued', 'held') AND json_extract(owner, '$.kind') = ? AND json_extract(owner, '$.id') = ? RETURNING *`,
         JSON.stringify(req.error),
         req.now,
         req.now,
@@ -371,6 +379,75 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
       this.outbox.record(row, { type: "job.dead", status: "dead", at: req.now, reason: req.error.code, error: req.error });
     await this.settle();
     return { withdrawn: rows.map((r) => r.job_id) };
+  }
+
+  /**
+   * Sets the hold keys in force to exactly `keys` (D1 decides them: src/employees/holds.ts). Queued
+   * jobs under a hold become `held`; held jobs no hold covers any more are queued again with a fresh
+   * queue-time limit, since the wait was not theirs. Repeating it is harmless.
+   */
+  async syncHolds(input: SyncHoldsInput): Promise<{ held: number; released: number }> {
+    const req = syncHoldsInput.parse(input);
+    this.observe(req.now);
+    const wanted = new Set(req.keys);
+    for (const key of [...this.holds]) {
+      if (wanted.has(key)) continue;
+      this.sql.exec(`DELETE FROM holds WHERE hold_key = ?`, key);
+      this.holds.delete(key);
+    }
+    for (const key of wanted) {
+      if (this.holds.has(key)) continue;
+      this.sql.exec(`INSERT INTO holds (hold_key, since) VALUES (?, ?) ON CONFLICT (hold_key) DO NOTHING`, key, req.now);
+      this.holds.add(key);
+    }
+    const held = this.holdQueued();
+    this.endRetiredJobs(req.now);
+    const released = this.sql
+      .exec(
+        `UPDATE jobs SET status = 'queued', queue_deadline = ? + max_queue_ms, updated_at = ? WHERE status = 'held' AND NOT (${UNDER_HOLD}) RETURNING job_id`,
+        req.now,
+        req.now,
+      )
+      .toArray().length;
+    if (released > 0) {
+      this.deadlines.lower(req.now);
+      this.wakeWaiters();
+    }
+    await this.settle();
+    return { held, released };
+  }
+
+  /**
+   * A retired employee's jobs that no runner has taken (queued or held) end `dead` with the given
+   * error, and their owners are told; leased ones finish with their holder.
+   */
+  async withdrawEmployee(input: WithdrawEmployeeInput): Promise<{ withdrawn: string[] }> {
+    const req = withdrawEmployeeInput.parse(input);
+    this.observe(req.now);
+    const rows = this.sql
+      .exec<JobRow>(
+        `UPDATE jobs SET status = 'dead', error = ?, queue_deadline = NULL, finished_at = ?, updated_at = ?
+         WHERE employee_id = ? AND status IN ('queued', 'held') RETURNING *`,
+        JSON.stringify(req.error),
+        req.now,
+        req.now,
+        req.employeeId,
+      )
+      .toArray();
+    for (const row of rows)
+      this.outbox.record(row, { type: "job.dead", status: "dead", at: req.now, reason: req.error.code, error: req.error });
+    await this.settle();
+    return { withdrawn: rows.map((r) => r.job_id) };
+  }
+
+  /** How many jobs wait under each hold key (the holds view). */
+  async heldCounts(): Promise<{ keys: string[]; held_jobs: { employee_id: string | null; project_id: string | null; jobs: number }[] }> {
+    const held_jobs = this.sql
+      .exec<{ employee_id: string | null; project_id: string | null; jobs: number }>(
+        `SELECT employee_id, project_id, COUNT(*) AS jobs FROM jobs WHERE status = 'held' GROUP BY 1, 2`,
+      )
+      .toArray();
+    return { keys: [...this.holds].sort(), held_jobs };
   }
 
   /** The `leases` tick: the lazy checks, outbox delivery, and pruning of long-finished jobs. */
@@ -425,29 +502,43 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     // Queue order and the queue-time limit run from the submission, not from arrival here.
     const submittedAt = Math.min(Date.parse(message.enqueued_at), now);
     this.deadlines.lower(submittedAt + maxQueueMs);
-    return (
+    const { employeeId, projectId } = jobAttribution(message);
+    const held = this.holds.size > 0 && isUnderHold(this.holds, employeeId, projectId);
+    const accepted = (
       this.sql
         .exec(
-          `INSERT INTO jobs (job_id, kind, runtime, payload, owner, status, attempt, max_attempts, enqueued_at, updated_at, max_queue_ms, queue_deadline)
-           VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?, ?, ?) ON CONFLICT(job_id) DO NOTHING RETURNING job_id`,
+          `INSERT INTO jobs (job_id, kind, runtime, payload, owner, status, attempt, max_attempts, enqueued_at, updated_at, max_queue_ms, queue_deadline,
+             employee_id, project_id)
+           VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(job_id) DO NOTHING RETURNING job_id`,
           message.job_id,
           message.kind,
           message.payload.runtime,
           JSON.stringify(message.payload),
           JSON.stringify(message.owner),
+          held ? "held" : "queued",
           maxAttempts,
           submittedAt,
           now,
           maxQueueMs,
-          submittedAt + maxQueueMs,
+          held ? null : submittedAt + maxQueueMs,
+          employeeId,
+          projectId,
         )
         .toArray().length > 0
     );
+    // A job of a retired employee that was still on its way here ends at once.
+    if (accepted && employeeId !== null && this.holds.has(`retired:${employeeId}`)) this.endRetiredJobs(now, message.job_id);
+    return accepted;
   }
 
   private claim(req: z.infer<typeof leaseInput>, now: number, provisional: boolean): LeasedJob[] {
     const runtimes = req.runtimes.length > 1 ? [...new Set(req.runtimes)] : req.runtimes;
     if (runtimes.length === 0) return [];
+    // A job that came back to the queue (a retry, a released claim) under a hold is held again first.
+    if (this.holds.size > 0) {
+      this.holdQueued();
+      this.endRetiredJobs(now);
+    }
     const ready = this.sql.exec<{ job_id: string }>(readySql(runtimes.length), ...runtimes, req.capacity).toArray();
     const leased: LeasedJob[] = [];
     const expiresAt = now + req.visibilityMs;
@@ -525,6 +616,38 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     this.deadlines.recompute();
     if (unacked.length > 0 || changed.requeued > 0) this.wakeWaiters();
     return changed;
+  }
+
+  /**
+   * Jobs of a retired employee (hold key `retired:<id>`) that no runner took end `dead` with
+   * `employee_retired`, their owners told: they must not wait, held, for an employee who never returns.
+   */
+  private endRetiredJobs(now: number, jobId?: string): string[] {
+    if (![...this.holds].some((k) => k.startsWith("retired:"))) return [];
+    const rows = this.sql
+      .exec<JobRow>(
+        `UPDATE jobs SET status = 'dead', error = json_object('code', 'employee_retired', 'message', 'employee ' || employee_id || ' was retired before a runner took this job'),
+           queue_deadline = NULL, finished_at = ?, updated_at = ?
+         WHERE status IN ('queued', 'held') AND (? IS NULL OR job_id = ?)
+           AND EXISTS (SELECT 1 FROM holds WHERE hold_key = 'retired:' || jobs.employee_id) RETURNING *`,
+        now,
+        now,
+        jobId ?? null,
+        jobId ?? null,
+      )
+      .toArray();
+    for (const row of rows) {
+      const error = JSON.parse(row.error!) as JobError;
+      this.outbox.record(row, { type: "job.dead", status: "dead", at: now, reason: error.code, error });
+    }
+    return rows.map((r) => r.job_id);
+  }
+
+  /** Queued jobs under a hold in force become `held` (their queue-time limit stops); returns how many. */
+  private holdQueued(): number {
+    if (this.holds.size === 0) return 0;
+    return this.sql.exec(`UPDATE jobs SET status = 'held', queue_deadline = NULL WHERE status = 'queued' AND (${UNDER_HOLD}) RETURNING job_id`).toArray()
+      .length;
   }
 
   /** Back to the queue without counting the attempt: the claim never reached a live runner. */
@@ -718,8 +841,32 @@ function readySql(runtimes: number): string {
 
 const READY_SQL: string[] = [];
 
+/** A job row under a hold in force (the `holds` table), as SQL over `jobs`. */
+const UNDER_HOLD = `EXISTS (SELECT 1 FROM holds WHERE hold_key = 'company' OR hold_key = 'employee:' || jobs.employee_id OR hold_key = 'project:' || jobs.project_id)`;
+
+/** The same test in memory, for a job arriving. */
+function isUnderHold(holds: ReadonlySet<string>, employeeId: string | null, projectId: string | null): boolean {
+  return holds.has("company") || (employeeId !== null && holds.has(`employee:${employeeId}`)) || (projectId !== null && holds.has(`project:${projectId}`));
+}
+
+/**
+ * Whose work a job is: the employee its payload names (a solo turn, a team stage, an eval case for
+ * one), the project that owns it or that its payload names. Read here so holds need no D1 lookup.
+ */
+export function jobAttribution(message: Pick<DispatchMessage, "payload" | "owner">): { employeeId: string | null; projectId: string | null } {
+  const payload = message.payload as Record<string, unknown>;
+  const employeeId = typeof payload.employee_id === "string" ? payload.employee_id : null;
+  const projectId = message.owner.kind === "project" ? message.owner.id : typeof payload.project_id === "string" ? payload.project_id : null;
+  return { employeeId, projectId };
+}
+
+/** Outside the inbox a held job is queued: `held` is how the inbox keeps it, not a job status. */
+function publicStatus(status: JobRow["status"]): JobStatus {
+  return status === "held" ? "queued" : status;
+}
+
 function holder(row: JobRow) {
-  return { status: row.status, leaseId: row.lease_id, leasedBy: row.leased_by };
+  return { status: publicStatus(row.status), leaseId: row.lease_id, leasedBy: row.leased_by };
 }
 
 function attemptRecord(job: JobRow, status: AttemptRecord["status"], endedAt: number | null, error?: JobError): AttemptRecord {
@@ -737,7 +884,8 @@ function toView(row: JobRow): InboxJobView {
   return {
     job_id: row.job_id,
     kind: row.kind,
-    status: row.status,
+    status: publicStatus(row.status),
+    ...(row.status === "held" ? { held: true } : {}),
     attempt: row.attempt,
     lease_expires_at: row.lease_expires_at === null ? null : new Date(row.lease_expires_at).toISOString(),
     leased_by: row.leased_by,

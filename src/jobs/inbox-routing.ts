@@ -36,7 +36,7 @@ import type { DispatchMessage } from "../queues/dispatch-message";
  * rules; nothing here coordinates two objects, because no job is ever in two.
  */
 
-type InboxEnv = Pick<Env, "RUNNER_INBOX" | "DB">;
+export type InboxEnv = Pick<Env, "RUNNER_INBOX" | "DB">;
 
 export function inboxLayout(env: Pick<Env, "DB">): Promise<InboxLayout> {
   return readSectionCached(getDb(env.DB), inboxConfig);

@@ -37,6 +37,7 @@ export const ERROR_CODES = [
   "project_active",
   "too_many_streams",
   "csrf_failed",
+  "employee_retired",
   "unavailable",
   "internal_error",
 ] as const;
@@ -78,6 +79,7 @@ const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
   project_active: 409,
   too_many_streams: 429,
   csrf_failed: 403,
+  employee_retired: 409,
   unavailable: 503,
   internal_error: 500,
 };
@@ -118,6 +120,7 @@ const titles: Record<ErrorCode, string> = {
   project_active: "Project already active",
   too_many_streams: "Too many open event streams",
   csrf_failed: "Form token missing or wrong",
+  employee_retired: "Employee retired",
   unavailable: "Service unavailable",
   internal_error: "Internal error",
 };

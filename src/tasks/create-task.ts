@@ -63,7 +63,10 @@ export async function createTask(
   roundsBudget: number | null = null,
 ) {
   const taskId = newId("task");
-  if (!(await findEmployee(db, body.assignee))) {
+  const assignee = await findEmployee(db, body.assignee);
+  if (assignee?.status === "retired")
+    throw new AppError("employee_retired", `employee ${body.assignee} is retired and takes no new work; assign the task to someone else`);
+  if (!assignee) {
     throw new AppError("validation_failed", `assignee: unknown employee '${body.assignee}'`, {
       errors: [{ path: "assignee", message: `unknown employee '${body.assignee}'` }],
     });

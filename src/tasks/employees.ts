@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, ne, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { DEFAULT_ALLOWED_TOOLS } from "../jobs/default-tools";
 import type { Db } from "../db/client";
@@ -53,6 +53,10 @@ export function employeeView(row: EmployeeRow, directReports?: string[]) {
       config: row.config,
     },
     ...(directReports ? { direct_reports: directReports } : {}),
+    status: row.status,
+    paused_reason: row.pausedReason,
+    status_changed_at: row.statusChangedAt,
+    status_changed_by: row.statusChangedBy,
     revision: row.revision,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -194,10 +198,13 @@ export async function listEmployees(db: Db, q: { limit: number; cursor?: string 
   return { employees: page.map((r) => employeeView(r)), next_cursor: rows.length > q.limit ? page[page.length - 1]!.id : null };
 }
 
-/** Which of `ids` exist, in the order given (a roster naming a departed employee skips them). */
+/** Which of `ids` exist and are not retired, in the order given (a roster naming a departed employee skips them). */
 export async function existingEmployeeIds(db: Db, ids: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await db.select({ id: employees.id }).from(employees).where(inArray(employees.id, ids));
+  const rows = await db
+    .select({ id: employees.id })
+    .from(employees)
+    .where(and(inArray(employees.id, ids), ne(employees.status, "retired")));
   const found = new Set(rows.map((r) => r.id));
   return ids.filter((id, i) => found.has(id) && ids.indexOf(id) === i);
 }

@@ -17,3 +17,5 @@ export * from "./console";
 export * from "./soul";
 export * from "./playbook";
 export * from "./event-archives";
+export * from "./spend";
+export * from "./routines";

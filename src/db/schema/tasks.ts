@@ -2,6 +2,11 @@ import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { RUNTIMES } from "../runtimes";
 
+export const EMPLOYEE_STATUSES = ["active", "paused", "retired"] as const;
+export type EmployeeStatus = (typeof EMPLOYEE_STATUSES)[number];
+export const PAUSE_REASONS = ["manual", "budget"] as const;
+export type PauseReason = (typeof PAUSE_REASONS)[number];
+
 export const MODEL_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
 
 /**
@@ -28,8 +33,15 @@ export const employees = sqliteTable(
     revision: integer("revision").notNull().default(1),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
+    // The lifecycle (src/employees/lifecycle.ts): a paused employee's queued jobs are held in the
+    // inboxes and none is leased; a retired one keeps its history and takes no new work.
+    status: text("status", { enum: EMPLOYEE_STATUSES }).notNull().default("active"),
+    /** Why it is paused: by a person (`manual`) or by its monthly budget (`budget`); null when active or retired. */
+    pausedReason: text("paused_reason", { enum: PAUSE_REASONS }),
+    statusChangedAt: text("status_changed_at"),
+    statusChangedBy: text("status_changed_by"),
   },
-  (t) => [index("employees_reports_to_idx").on(t.reportsTo)],
+  (t) => [index("employees_reports_to_idx").on(t.reportsTo), index("employees_status_idx").on(t.status)],
 );
 export type EmployeeRow = typeof employees.$inferSelect;
 

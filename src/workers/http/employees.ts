@@ -18,7 +18,15 @@ import { goalBody, openGoal } from "../../team/goal-request";
 import type { AppEnv } from "../app-env";
 import { describe } from "../openapi/describe";
 import { conversationOpenedSchema } from "../openapi/responses/conversations";
-import { employeePageSchema, employeePutSchema, employeeSchema } from "../openapi/responses/employees";
+import {
+  employeeLifecycleSchema,
+  employeePageSchema,
+  employeePutSchema,
+  employeeRetiredSchema,
+  employeeSchema,
+} from "../openapi/responses/employees";
+import { pauseEmployee, resumeEmployee, retireEmployee } from "../../tasks/employee-lifecycle";
+import { cancelRoundsOfSettledTasks } from "../../team/task-cancel";
 import { evolutionToggleSchema, evolutionViewSchema } from "../openapi/responses/employees-evolution";
 import { goalAnswerSchema } from "../openapi/responses/team";
 import { knowledgeRoutes } from "./knowledge";
@@ -150,13 +158,73 @@ export const employeesRoutes = new Hono<AppEnv>()
       return c.json(await toggleEvolution(getDb(c.env.DB), id, c.req.valid("json"), c.var.principal.id, c.var.clock.now()));
     },
   )
+  // The lifecycle: pause (nothing of its is leased; queued work waits), resume, retire (history kept).
+  .post(
+    "/:id/pause",
+    describe({
+      summary: "Pause an employee: its queued jobs are held and none is leased; work in flight finishes",
+      responses: { 200: employeeLifecycleSchema },
+      errors: ["not_found", "employee_retired"],
+    }),
+    requireAuth({ operator: "manager" }),
+    validate("param", idParam),
+    async (c) => {
+      const out = await pauseEmployee(c.env, getDb(c.env.DB), c.req.valid("param").id, {
+        actor: c.var.principal.id,
+        reason: "manual",
+        now: c.var.clock.now(),
+      });
+      return c.json({ ...employeeView(out.row), changed: out.changed, inboxes_synced: out.inboxes_synced });
+    },
+  )
+  .post(
+    "/:id/resume",
+    describe({
+      summary: "Resume a paused employee (a budget pause is lifted for the rest of the month); its held jobs are leased again in order",
+      responses: { 200: employeeLifecycleSchema },
+      errors: ["not_found", "employee_retired"],
+    }),
+    requireAuth({ operator: "manager" }),
+    validate("param", idParam),
+    async (c) => {
+      const out = await resumeEmployee(c.env, getDb(c.env.DB), c.req.valid("param").id, { actor: c.var.principal.id, now: c.var.clock.now() });
+      return c.json({ ...employeeView(out.row), changed: out.changed, inboxes_synced: out.inboxes_synced });
+    },
+  )
+  .post(
+    "/:id/retire",
+    describe({
+      summary: "Retire an employee: history kept, untaken jobs end, open tasks go back to a person",
+      responses: { 200: employeeRetiredSchema },
+      errors: ["not_found"],
+    }),
+    requireAuth({ operator: "admin" }),
+    validate("param", idParam),
+    async (c) => {
+      const now = c.var.clock.now();
+      const out = await retireEmployee(c.env, getDb(c.env.DB), c.req.valid("param").id, {
+        actor: c.var.principal.id,
+        now,
+        cancelRounds: async (taskIds) => {
+          for (const taskId of taskIds) await cancelRoundsOfSettledTasks(c.env, now, taskId);
+        },
+      });
+      return c.json({
+        ...employeeView(out.row),
+        changed: out.changed,
+        inboxes_synced: out.inboxes_synced,
+        withdrawn_jobs: out.withdrawn_jobs,
+        handed_back_tasks: out.handed_back_tasks,
+      });
+    },
+  )
   // A goal for the employee, with the team's gate and spec (Team-as-Agent).
   .post(
     "/:id/goals",
     describe({
       summary: "Give the employee a goal: a goal task, the team gate and spec, and the loop's first round",
       responses: { 201: goalAnswerSchema },
-      errors: ["not_found", "conflict", "rate_limited"],
+      errors: ["not_found", "conflict", "rate_limited", "employee_retired"],
     }),
     requireAuth({ operator: "manager" }),
     validate("param", idParam),

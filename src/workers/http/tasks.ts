@@ -26,7 +26,7 @@ export const tasksRoutes = new Hono<AppEnv>()
     describe({
       summary: "Create a task, routed by the dispatch policy; unless manual, the goal loop starts on it",
       responses: { 201: taskCreatedSchema },
-      errors: ["rate_limited", "conflict"],
+      errors: ["rate_limited", "conflict", "employee_retired"],
     }),
     requireAuth({ operator: "manager" }),
     validate("json", newTaskBody),

@@ -38,6 +38,8 @@ function endedJob(): JobRow {
     queue_deadline: null,
     leased_at: now,
     finished_at: now,
+    employee_id: null,
+    project_id: null,
   };
 }
 

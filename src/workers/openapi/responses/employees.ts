@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MODEL_EFFORTS } from "../../../db/schema";
+import { EMPLOYEE_STATUSES, MODEL_EFFORTS, PAUSE_REASONS } from "../../../db/schema";
 import { RUNTIMES } from "../../../db/runtimes";
 import { employeeEvolution } from "../../../evolution/config";
 import { contractSchema } from "../../../evolution/contract";
@@ -15,6 +15,11 @@ const employeeShape = {
   model: z.object({ preferred: z.string(), effort: z.enum(MODEL_EFFORTS).optional() }),
   capabilities: z.object({ allowed_tools: z.array(z.string()).optional(), denied_tools: z.array(z.string()).optional() }).optional(),
   sandbox_enabled: z.boolean().optional(),
+  /** active, paused (no job of its is leased; `paused_reason` says by whom) or retired (history kept, no new work). */
+  status: z.enum(EMPLOYEE_STATUSES),
+  paused_reason: z.enum(PAUSE_REASONS).nullable(),
+  status_changed_at: timestamp.nullable(),
+  status_changed_by: z.string().nullable(),
   revision: z.number().int(),
   created_at: timestamp,
   updated_at: timestamp,
@@ -59,3 +64,17 @@ export const employeeSchema = z.object({
 
 /** `PUT /v1/employees/:id`: the employee as stored, and whether the PUT created it. */
 export const employeePutSchema = employeeSchema.omit({ direct_reports: true }).extend({ created: z.boolean() });
+
+/** `POST /v1/employees/:id/pause` and `/resume`: the employee after the change, and what changed. */
+export const employeeLifecycleSchema = employeeListItemSchema.extend({
+  /** False when it already was in the state asked for (a repeat is a no-op). */
+  changed: z.boolean(),
+  /** False when an inbox could not be told at once; the `budgets` tick brings it in line within a minute. */
+  inboxes_synced: z.boolean(),
+});
+
+/** `POST /v1/employees/:id/retire`: also the jobs that ended and the tasks handed back to a person. */
+export const employeeRetiredSchema = employeeLifecycleSchema.extend({
+  withdrawn_jobs: z.array(z.string()),
+  handed_back_tasks: z.array(z.string()),
+});
