@@ -290,6 +290,19 @@
     for (var i = 0; i < els.length; i++) drawBars(els[i]);
   }
 
+  // ---------------------------------------------------------------- confirmations
+
+  // A form with data-confirm (retiring an employee) asks first; nothing is sent on "Cancel".
+  document.addEventListener(
+    "submit",
+    function (e) {
+      var form = e.target;
+      var question = form && form.getAttribute && form.getAttribute("data-confirm");
+      if (question && !window.confirm(question)) e.preventDefault();
+    },
+    true,
+  );
+
   // ---------------------------------------------------------------- start
 
   document.addEventListener("htmx:afterSettle", function (e) {

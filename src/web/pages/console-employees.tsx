@@ -34,6 +34,12 @@ function Branch(props: { nodes: TreeNode[] }) {
         <li>
           <a href={`/console/employees/${n.e.employee_id}`}>{n.e.name}</a> <code>{n.e.employee_id}</code> · {n.e.runtime} /{" "}
           {n.e.model.preferred}
+          {n.e.status !== "active" ? (
+            <>
+              {" "}
+              <Badge status={n.e.status} />
+            </>
+          ) : null}
           {n.children.length ? <Branch nodes={n.children} /> : null}
         </li>
       ))}
@@ -83,6 +89,7 @@ export function EmployeePage(props: {
   canTalk: boolean;
   problem?: FormProblem | null;
   userId?: string;
+  lifecycleProblem?: FormProblem | null;
 }) {
   const e = props.employee;
   const userErrors = props.problem?.fields.user_id;
@@ -92,6 +99,7 @@ export function EmployeePage(props: {
         <a href="/console/employees">Employees</a> › <code>{e.employee_id}</code>
       </p>
       <EmployeeTabs id={e.employee_id} tab="overview" />
+      <Lifecycle employee={e} viewer={props.viewer} problem={props.lifecycleProblem ?? null} />
       <section aria-labelledby="conv-h" id="employee-conversations" data-live="conversation.">
         <h2 id="conv-h">Conversations</h2>
         {props.canTalk ? (
@@ -150,6 +158,53 @@ export function EmployeePage(props: {
         <Data value={e.effective} />
       </section>
     </ConsolePage>
+  );
+}
+
+/**
+ * The employee's status and the controls a person may use on it: pause and resume for a manager,
+ * retire (for good: history kept, open tasks handed back) for an admin.
+ */
+function Lifecycle(props: { employee: Employee; viewer: Viewer; problem: FormProblem | null }) {
+  const e = props.employee;
+  const manager = props.viewer.role !== "viewer";
+  const action = `/console/employees/${e.employee_id}/lifecycle`;
+  const button = (verb: "pause" | "resume" | "retire", label: string, confirm?: string) => (
+    <form method="post" action={action} class="inline" {...(confirm ? { "data-confirm": confirm } : {})}>
+      <Csrf token={props.viewer.csrf} />
+      <input type="hidden" name="action" value={verb} />
+      <button type="submit" class={verb === "retire" ? "danger" : undefined}>
+        {label}
+      </button>
+    </form>
+  );
+  return (
+    <section aria-labelledby="status-h" id="employee-status" data-live="employee.">
+      <h2 id="status-h">Status</h2>
+      <ProblemNote problem={props.problem} />
+      <p>
+        <Badge status={e.status} />
+        {e.status === "paused" ? (
+          <> {e.paused_reason === "budget" ? "by its monthly budget: nothing of its is leased until a manager resumes it or the month ends" : "by a person: nothing of its is leased; queued work waits"}</>
+        ) : e.status === "retired" ? (
+          <> its history stays; it takes no new work</>
+        ) : null}
+        {e.status_changed_at ? (
+          <>
+            {" "}
+            · since <Time at={e.status_changed_at} /> by <code>{e.status_changed_by}</code>
+          </>
+        ) : null}
+      </p>
+      {e.status === "retired" || !manager ? null : (
+        <div class="actions">
+          {e.status === "active" ? button("pause", "Pause") : button("resume", "Resume")}
+          {props.viewer.role === "admin"
+            ? button("retire", "Retire…", `Retire ${e.name}? Its queued work ends and its open tasks go back to a person. This cannot be undone.`)
+            : null}
+        </div>
+      )}
+    </section>
   );
 }
 

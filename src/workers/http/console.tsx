@@ -24,6 +24,8 @@ import { AppError, notFound } from "../../lib/errors";
 import { label } from "../../lib/validation";
 import { validate } from "../middleware/validate";
 import { employeeId, findEmployee, getEmployeeView, listEmployees } from "../../tasks/employees";
+import { pauseEmployee, resumeEmployee, retireEmployee } from "../../tasks/employee-lifecycle";
+import { cancelRoundsOfSettledTasks } from "../../team/task-cancel";
 import { findTask, taskView } from "../../tasks/view";
 import { goalLoopView } from "../../team/goal-loop";
 import { costByRole } from "../../team/ledger";
@@ -45,6 +47,7 @@ import { htmlPages } from "../middleware/html-pages";
 import { describe, type ResponseDoc } from "../openapi/describe";
 import { geneExportSchema } from "../openapi/responses/console";
 import { consoleSessionRoutes } from "./console-session";
+import { consoleRoutinesRoutes } from "./console-routines";
 import { runnerView } from "./admin/runners";
 import { withTeam } from "./employees";
 import { eventStream } from "./event-stream";
@@ -87,6 +90,8 @@ const decideForm = z.object({
   decision: z.enum(["approve", "deny"], { error: "choose Approve or Deny" }),
   note: z.preprocess((v) => (v === "" ? undefined : v), label(1_000).optional()),
 });
+/** The employee page's status controls. */
+const lifecycleForm = z.object({ action: z.enum(["pause", "resume", "retire"]) });
 const idParam = z.object({ id: employeeId });
 const entryParam = idParam.extend({
   entry_id: z
@@ -140,6 +145,7 @@ async function employeePage(
   problem: FormProblem | null = null,
   userId?: string,
   status: 200 | 403 | 404 | 409 | 422 | 429 = 200,
+  lifecycleProblem: FormProblem | null = null,
 ) {
   const db = getDb(c.env.DB);
   const [employee, conversations, tasks] = await Promise.all([
@@ -158,6 +164,7 @@ async function employeePage(
       canTalk={canTalk}
       problem={problem}
       userId={userId}
+      lifecycleProblem={lifecycleProblem}
     />,
     status,
   );
@@ -218,6 +225,7 @@ function sectionOrThrow(name: string) {
 export const consoleRoutes = new Hono<ConsoleEnv>()
   // Login and logout first: they work without a session (their own router, mounted here once).
   .route("/", consoleSessionRoutes)
+  .route("/", consoleRoutinesRoutes)
   .use("*", htmlPages())
   .get(
     "/",
@@ -364,6 +372,45 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
       if (result.ok) return c.redirect(`/console/conversations/${result.value.conversation_id}`, 303);
       if (result.error.code === "not_found") throw result.error;
       return employeePage(c, id, formProblem(result.error), form.user_id, problemStatus(result.error));
+    },
+  )
+  .post(
+    "/employees/:id/lifecycle",
+    describe({
+      summary: "Pause, resume or retire an employee (the employee page's status controls; retire is for admins)",
+      responses: {
+        303: { description: "Done (or already so): back to the employee's page" },
+        403: pageDoc("Retire asked by a manager: the employee's page, the problem inline"),
+        409: pageDoc("The employee is retired: the employee's page, the problem inline"),
+        422: pageDoc("No such action: the employee's page, the problem inline"),
+      },
+      errors: ["not_found", "validation_failed", "employee_retired", "forbidden"],
+    }),
+    manager,
+    validate("param", idParam),
+    async (c) => {
+      const id = c.req.valid("param").id;
+      const form = await readForm(c);
+      const actor = c.var.session.principal.id;
+      const now = c.var.clock.now();
+      const db = getDb(c.env.DB);
+      const result = await attempt(async () => {
+        const parsed = lifecycleForm.safeParse({ action: form.action });
+        if (!parsed.success) throw invalid(parsed.error, "Nothing was changed");
+        if (parsed.data.action === "pause") return pauseEmployee(c.env, db, id, { actor, reason: "manual", now });
+        if (parsed.data.action === "resume") return resumeEmployee(c.env, db, id, { actor, now });
+        if (!roleAtLeast(c.var.session.principal.role, "admin")) throw new AppError("forbidden", "Retiring an employee needs the admin role");
+        return retireEmployee(c.env, db, id, {
+          actor,
+          now,
+          cancelRounds: async (taskIds) => {
+            for (const taskId of taskIds) await cancelRoundsOfSettledTasks(c.env, now, taskId);
+          },
+        });
+      });
+      if (result.ok) return c.redirect(`/console/employees/${id}#employee-status`, 303);
+      if (result.error.code === "not_found") throw result.error;
+      return employeePage(c, id, null, undefined, problemStatus(result.error), formProblem(result.error));
     },
   )
   .get(
