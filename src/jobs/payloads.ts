@@ -28,6 +28,11 @@ export const utilityPayload = z.object({
    * `<artifact_receipts>` block saying which exist) and returns them as `files` (the 2×2's verifier).
    */
   workspace: observedWorkspace.optional(),
+  /**
+   * Whose work this is, when it is an employee's (a goal round's evaluator): the inboxes hold it while
+   * the employee is paused and the cost ledger counts it as the employee's. The runner ignores it.
+   */
+  employee_id: z.string().min(1).max(64).optional(),
 });
 export type UtilityPayload = z.infer<typeof utilityPayload>;
 

@@ -157,6 +157,7 @@ export async function loopStageJob(
         prompt,
         timeout_ms: cfg.evaluate_timeout_ms,
         output_schema: "acceptance",
+        ...(employee ? { employee_id: employee.id } : {}),
       });
       return { kind: "utility", payload, runtime: evaluator.runtime, model: evaluator.model ?? "default" };
     }
