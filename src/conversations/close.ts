@@ -1,5 +1,6 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import { getAgentLock } from "../durable-objects/agent-lock-rpc";
 import { getDb, type Db } from "../db/client";
 import { guarded } from "../db/guard";
 import { conversations, predictionLog, userModels, type ConversationRow, type ConversationTurnRow } from "../db/schema";
@@ -130,11 +131,36 @@ function errorText(err: unknown): string {
   return parts.join(" | ");
 }
 
+/** How long a close may hold its employee's turn, and wait for it (real time; a close takes tens of ms). */
+const TURN_TTL_MS = 15_000;
+const TURN_WAIT_MS = 25_000;
+
 /**
  * Closes an open conversation and runs the prediction engine on it; closing a closed one answers
  * what its close decided (idempotent). The outcome is the response of `POST …/close`.
+ *
+ * Closes of one employee's conversations take turns (its `turn:<employee>` object): each reads and
+ * writes the employee's evolution state and a user model, so concurrent ones would collide and retry,
+ * and twenty at once ran out of retries. In turn, each lands first time. If the turn cannot be had
+ * in time the close goes ahead anyway: its conditional writes and retries still keep it correct.
  */
 export async function closeConversation(env: Env, conversationId: string, reason: CloseReason, actor: string, now: Date) {
+  const conv = await requireConversation(getDb(env.DB), conversationId);
+  if (conv.status === "closed") return closeInTurn(env, conversationId, reason, actor, now);
+  const turn = getAgentLock(env, `turn:${conv.employeeId}`);
+  const holder = `close:${conversationId}:${crypto.randomUUID()}`;
+  const entered = await turn.enterTurn({ holder, ttl_ms: TURN_TTL_MS, wait_ms: TURN_WAIT_MS }).catch((err: unknown) => {
+    console.warn(`close ${conversationId}: could not take its employee's turn; closing without it`, err);
+    return { ok: false as const };
+  });
+  try {
+    return await closeInTurn(env, conversationId, reason, actor, now);
+  } finally {
+    if (entered.ok) await turn.leaveTurn({ holder }).catch(() => undefined);
+  }
+}
+
+async function closeInTurn(env: Env, conversationId: string, reason: CloseReason, actor: string, now: Date) {
   const db = getDb(env.DB);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const conv = await requireConversation(db, conversationId);

@@ -10,6 +10,14 @@ import type { Env } from "../env";
  */
 export class AgentLock extends DurableObject<Env> {
   private readonly sql: SqlStorage;
+  /**
+   * The turn (`enterTurn`): who writes now, until when (real ms), and who waits, in arrival order.
+   * Kept in memory on purpose: it only orders writers that would otherwise race and retry; if the
+   * object is evicted the order is lost, and the writers' own conditional writes still keep them correct.
+   */
+  private turn: { holder: string; until: number } | null = null;
+  private readonly line: { holder: string; ttlMs: number; admit: () => void }[] = [];
+  private expiry: ReturnType<typeof setTimeout> | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -39,6 +47,68 @@ export class AgentLock extends DurableObject<Env> {
     return { released: rows.length > 0 };
   }
 
+  /**
+   * Waits for this object's turn, first come first served, up to `wait_ms`; then `holder` has it for
+   * up to `ttl_ms` or until `leaveTurn`. A writer of one agent's state (a conversation's close) enters
+   * it so that concurrent writers queue instead of colliding and retrying (used on its own object,
+   * `turn:<agent>`, apart from the evolution lock). Real time: it bounds requests.
+   */
+  async enterTurn(input: EnterTurnInput): Promise<{ ok: true } | { ok: false; reason: "wait_timeout" }> {
+    const req = enterTurnInput.parse(input);
+    const now = Date.now();
+    if (!this.turn || this.turn.until <= now) {
+      this.give(req.holder, req.ttl_ms);
+      return { ok: true };
+    }
+    return new Promise((resolve) => {
+      const entry = {
+        holder: req.holder,
+        ttlMs: req.ttl_ms,
+        admit: () => {
+          clearTimeout(timer);
+          resolve({ ok: true });
+        },
+      };
+      const timer = setTimeout(() => {
+        const at = this.line.indexOf(entry);
+        if (at >= 0) this.line.splice(at, 1);
+        resolve({ ok: false, reason: "wait_timeout" });
+      }, req.wait_ms);
+      this.line.push(entry);
+    });
+  }
+
+  /** Ends `holder`'s turn and admits the next in line; a late leave (its turn lapsed) changes nothing. */
+  async leaveTurn(input: { holder: string }): Promise<{ left: boolean }> {
+    const { holder } = z.object({ holder: z.string().min(1).max(200) }).parse(input);
+    if (this.turn?.holder !== holder) return { left: false };
+    this.turn = null;
+    this.handOn();
+    return { left: true };
+  }
+
+  private give(holder: string, ttlMs: number) {
+    this.turn = { holder, until: Date.now() + ttlMs };
+    // A holder that never leaves (it died) loses its turn when it lapses, and the line moves on.
+    if (this.expiry !== undefined) clearTimeout(this.expiry);
+    this.expiry = setTimeout(() => {
+      if (this.turn && this.turn.until <= Date.now()) {
+        this.turn = null;
+        this.handOn();
+      }
+    }, ttlMs);
+  }
+
+  private handOn() {
+    const next = this.line.shift();
+    if (!next) {
+      if (this.expiry !== undefined) clearTimeout(this.expiry);
+      return;
+    }
+    this.give(next.holder, next.ttlMs);
+    next.admit();
+  }
+
   async status(input: { now: number }): Promise<{ holder: string; until: number } | null> {
     const { now } = z.object({ now: z.number().int() }).parse(input);
     const current = this.sql.exec<{ holder: string; until: number }>(`SELECT holder, until FROM lock WHERE id = 1`).toArray()[0];
@@ -56,3 +126,10 @@ const acquireInput = z.object({
   now: z.number().int(),
 });
 export type AcquireInput = z.input<typeof acquireInput>;
+
+const enterTurnInput = z.object({
+  holder: z.string().min(1).max(200),
+  ttl_ms: z.number().int().min(100).max(300_000),
+  wait_ms: z.number().int().min(0).max(60_000),
+});
+export type EnterTurnInput = z.input<typeof enterTurnInput>;
