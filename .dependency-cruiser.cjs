@@ -9,7 +9,8 @@
  *   src/jobs, src/queues  the runner job and queue vocabularies: no feature
  *   src/db, src/lib       data and plumbing: no feature
  */
-const FEATURES = "^src/(a2a|approvals|audit|conversations|council|eval|evolution|knowledge|nodes|prediction|projects|tasks|team|topology)/";
+const FEATURES =
+  "^src/(a2a|approvals|audit|conversations|council|eval|evolution|knowledge|nodes|prediction|projects|routines|spend|tasks|team|topology)/";
 const LOW = "^src/(db|lib|jobs|queues)/";
 // A Durable Object class file: any file in src/durable-objects that is not one of a class's parts,
 // named `<class>-<part>.ts`: its RPC surface (`-rpc`), its storage schema (`-schema`), or a piece the

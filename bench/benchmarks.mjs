@@ -8,11 +8,13 @@ import inboxGrowth from "./inbox-growth.bench.mjs";
 import inboxPools from "./inbox-pools.bench.mjs";
 import prediction from "./prediction.bench.mjs";
 import runnerProtocol from "./runner-protocol.bench.mjs";
+import runnerProtocolBudgets from "./runner-protocol-budgets.bench.mjs";
 import swarm from "./swarm.bench.mjs";
 import topologyTick from "./topology-tick.bench.mjs";
 
 export const BENCHMARKS = [
   runnerProtocol,
+  runnerProtocolBudgets,
   inboxGrowth,
   inboxCeiling,
   inboxPools,

@@ -31,6 +31,18 @@ CREATE TABLE `cost_entries` (
 CREATE INDEX `cost_entries_month_employee_idx` ON `cost_entries` (`month`,`employee_id`);--> statement-breakpoint
 CREATE INDEX `cost_entries_month_project_idx` ON `cost_entries` (`month`,`project_id`);--> statement-breakpoint
 CREATE INDEX `cost_entries_day_idx` ON `cost_entries` (`day`);--> statement-breakpoint
+CREATE TABLE `spend_totals` (
+	`scope` text NOT NULL,
+	`scope_id` text NOT NULL,
+	`month` text NOT NULL,
+	`jobs` integer NOT NULL,
+	`cost_usd` real,
+	`priced_jobs` integer NOT NULL,
+	`tokens` integer,
+	`token_jobs` integer NOT NULL,
+	PRIMARY KEY(`scope`, `scope_id`, `month`)
+);
+--> statement-breakpoint
 CREATE TABLE `routines` (
 	`id` text PRIMARY KEY NOT NULL,
 	`employee_id` text NOT NULL,

@@ -82,7 +82,7 @@ export async function queuedInInbox(product) {
  * One runner loop per connection: lease one job without waiting, then complete it. A lease that
  * finds nothing starts over (and is counted: a queue that ran dry makes the rate meaningless).
  */
-export function leaseCompleteRequests(runnerToken, tracker) {
+export function leaseCompleteRequests(runnerToken, tracker, result = RESULT) {
   const headers = { authorization: `Bearer ${runnerToken}`, "content-type": "application/json" };
   return [
     {
@@ -116,7 +116,7 @@ export function leaseCompleteRequests(runnerToken, tracker) {
         return {
           ...req,
           path: `/v1/runner/jobs/${context.job.job_id}/complete`,
-          body: JSON.stringify({ lease_id: context.job.lease_id, result: RESULT }),
+          body: JSON.stringify({ lease_id: context.job.lease_id, result }),
         };
       },
       onResponse: (status, _body, context) => {
@@ -128,10 +128,10 @@ export function leaseCompleteRequests(runnerToken, tracker) {
 }
 
 /** Completes the leases whose completion the end of a measurement cut off (at most one per connection). */
-export async function finishStragglers(product, runnerToken, tracker) {
+export async function finishStragglers(product, runnerToken, tracker, result = RESULT) {
   const stragglers = [...tracker.leases].filter(([id]) => !tracker.completed.has(id));
   for (const [jobId, leaseId] of stragglers) {
-    const res = await product.api(`/v1/runner/jobs/${jobId}/complete`, { token: runnerToken, body: { lease_id: leaseId, result: RESULT } });
+    const res = await product.api(`/v1/runner/jobs/${jobId}/complete`, { token: runnerToken, body: { lease_id: leaseId, result } });
     if (res.status === 200) tracker.completed.add(jobId);
     else tracker.completeFailures++;
   }

@@ -61,7 +61,12 @@ export class InboxOutbox {
   ) {}
 
   /** Writes the notice of a change to `row` (and the owner call, when the job ended). Synchronous. */
-  record(row: JobRow, change: Omit<InboxNotice, "job_id" | "kind" | "owner" | "attempt" | "leased_by" | "at"> & { at: number }): void {
+  record(
+    row: JobRow,
+    change: Omit<InboxNotice, "job_id" | "kind" | "owner" | "attempt" | "leased_by" | "at" | "runtime" | "employee_id" | "project_id"> & {
+      at: number;
+    },
+  ): void {
     this.dropFinished();
     const notice: InboxNotice = {
       job_id: row.job_id,
@@ -71,6 +76,14 @@ export class InboxOutbox {
       leased_by: row.leased_by,
       ...change,
       at: new Date(change.at).toISOString(),
+      // A completion carries what its cost ledger row needs (src/jobs/outcomes.ts); other notices stay as they were.
+      ...(change.status === "completed"
+        ? {
+            runtime: row.runtime,
+            ...(row.employee_id !== null ? { employee_id: row.employee_id } : {}),
+            ...(row.project_id !== null ? { project_id: row.project_id } : {}),
+          }
+        : {}),
     };
     const text = JSON.stringify(notice);
     const { seq } = this.sql.exec<{ seq: number }>(`INSERT INTO outbox (notice) VALUES (?) RETURNING seq`, text).one();

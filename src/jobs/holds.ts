@@ -19,7 +19,10 @@ export function monthOf(now: Date): string {
  */
 export async function holdKeysInForce(db: Db, now: Date): Promise<string[]> {
   const [stopped, overBudget] = await Promise.all([
-    db.select({ id: employees.id, status: employees.status }).from(employees).where(inArray(employees.status, ["paused", "retired"])),
+    db
+      .select({ id: employees.id, status: employees.status })
+      .from(employees)
+      .where(inArray(employees.status, ["paused", "retired"])),
     db
       .select({ scope: budgetStates.scope, scopeId: budgetStates.scopeId })
       .from(budgetStates)
@@ -51,19 +54,4 @@ export async function withdrawEmployeeEverywhere(env: InboxEnv, employeeId: stri
     everyInbox(layout).map((inbox) => getRunnerInbox(env, inbox).withdrawEmployee({ employeeId, error, now: now.getTime() })),
   );
   return parts.flatMap((p) => p.withdrawn);
-}
-
-/** How many jobs each inbox holds back, summed per employee and project (the holds view). */
-export async function heldJobsEverywhere(env: InboxEnv): Promise<{ employee_id: string | null; project_id: string | null; jobs: number }[]> {
-  const layout = await inboxLayout(env);
-  const parts = await Promise.all(everyInbox(layout).map((inbox) => getRunnerInbox(env, inbox).heldCounts()));
-  const sums = new Map<string, { employee_id: string | null; project_id: string | null; jobs: number }>();
-  for (const part of parts)
-    for (const h of part.held_jobs) {
-      const key = `${h.employee_id ?? ""}\u0000${h.project_id ?? ""}`;
-      const entry = sums.get(key) ?? { employee_id: h.employee_id, project_id: h.project_id, jobs: 0 };
-      entry.jobs += h.jobs;
-      sums.set(key, entry);
-    }
-  return [...sums.values()];
 }

@@ -1,5 +1,6 @@
 import { and, asc, eq, ne } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { costItemOf, INSERT_COST_ENTRIES, rememberDelivery, UPSERT_SPEND_TOTALS, type CostItem, type SpendTotal } from "./spend-totals";
 import { jobAttempts, type AttemptStatus, type JobStatus } from "../db/schema";
 import { appendEvent } from "../lib/events";
 import type { JobEnd } from "./job-end";
@@ -33,6 +34,13 @@ export interface InboxNotice {
   result?: Record<string, unknown>;
   /** The lease this change started or ended, for the job's attempt history. */
   attempt_record?: AttemptRecord;
+  /**
+   * On a completion only, for its cost ledger row (docs/spend.md): the job's runtime, and whose work
+   * it was (the inbox's `jobAttribution`), when it names them.
+   */
+  runtime?: string;
+  employee_id?: string;
+  project_id?: string;
 }
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(["completed", "failed", "dead"]);
@@ -78,11 +86,16 @@ const json = (value: unknown) => (value === undefined || value === null ? null :
  * each event is keyed by its outbox seq. The row's `result` and `error` describe its current state
  * only (a retried failure's error lives on in the attempt history, not beside a later result).
  */
-export function inboxNoticeStatements(db: Db, inboxId: string, notices: { seq: number; notice: InboxNotice }[]): D1PreparedStatement[] {
-  if (notices.length === 0) return [];
+export function inboxNoticeStatements(
+  db: Db,
+  inboxId: string,
+  notices: { seq: number; notice: InboxNotice }[],
+): { statements: D1PreparedStatement[]; costs: CostItem[]; totalsAt: number; totalsCount: number } {
+  if (notices.length === 0) return { statements: [], costs: [], totalsAt: 0, totalsCount: 0 };
   const rows: Record<string, unknown>[] = [];
   const events: Record<string, unknown>[] = [];
   const attempts: Record<string, unknown>[] = [];
+  const costs: CostItem[] = [];
   for (const { seq, notice } of notices) {
     const payload = {
       job_id: notice.job_id,
@@ -112,6 +125,9 @@ export function inboxNoticeStatements(db: Db, inboxId: string, notices: { seq: n
       at: notice.at,
       dedupe_key: `inbox:${inboxId}:${seq}`,
     });
+    const cost = costItemOf(notice);
+    // One completion notice per job; a second in one delivery (never expected) must not count twice.
+    if (cost && !costs.some((c) => c.job_id === cost.job_id)) costs.push(cost);
     const record = notice.attempt_record;
     if (record) {
       attempts.push({
@@ -127,8 +143,17 @@ export function inboxNoticeStatements(db: Db, inboxId: string, notices: { seq: n
     }
   }
   const d1 = db.$client;
-  const statements = (sql: string, items: Record<string, unknown>[]) => jsonArrayChunks(items).map((chunk) => d1.prepare(sql).bind(chunk));
-  return [...statements(UPDATE_JOB_ROWS, rows), ...statements(APPEND_EVENTS, events), ...statements(UPSERT_ATTEMPTS, attempts)];
+  const statements = (sql: string, items: readonly Record<string, unknown>[]) =>
+    jsonArrayChunks(items).map((chunk) => d1.prepare(sql).bind(chunk));
+  const before = [...statements(UPDATE_JOB_ROWS, rows), ...statements(APPEND_EVENTS, events), ...statements(UPSERT_ATTEMPTS, attempts)];
+  // The spend (docs/spend.md): totals first (they count only jobs the ledger lacks), then the ledger rows.
+  const totals = statements(UPSERT_SPEND_TOTALS, costs);
+  return {
+    statements: [...before, ...totals, ...statements(INSERT_COST_ENTRIES, costs)],
+    costs,
+    totalsAt: before.length,
+    totalsCount: totals.length,
+  };
 }
 
 /**
@@ -137,7 +162,7 @@ export function inboxNoticeStatements(db: Db, inboxId: string, notices: { seq: n
  * character takes in UTF-8, so no encoding is needed to know; a chunk holds at least one item (a
  * result is at most 512 KB, which JSON's escaping can double).
  */
-function jsonArrayChunks(items: Record<string, unknown>[]): string[] {
+function jsonArrayChunks(items: readonly Record<string, unknown>[]): string[] {
   const chunks: string[] = [];
   let parts: string[] = [];
   let bytes = 0;
@@ -157,10 +182,14 @@ function jsonArrayChunks(items: Record<string, unknown>[]): string[] {
 
 const CHUNK_BYTES = 1_000_000;
 
-export async function recordInboxNotices(db: Db, inboxId: string, notices: { seq: number; notice: InboxNotice }[]) {
-  const statements = inboxNoticeStatements(db, inboxId, notices);
+export async function recordInboxNotices(db: Db, inboxId: string, notices: { seq: number; notice: InboxNotice }[]): Promise<void> {
+  const { statements, costs, totalsAt, totalsCount } = inboxNoticeStatements(db, inboxId, notices);
   if (statements.length === 0) return;
-  await db.$client.batch(statements);
+  const results = await db.$client.batch(statements);
+  if (costs.length > 0) {
+    const returned = results.slice(totalsAt, totalsAt + totalsCount).flatMap((r) => r.results as SpendTotal[]);
+    rememberDelivery(costs, returned);
+  }
 }
 
 /** A job's counted attempts, oldest first (claims that never reached a live runner are left out). */

@@ -15,6 +15,7 @@ import { projectsConfig } from "../projects/config";
 import { reputationConfig } from "../nodes/reputation-config";
 import { modelWorkConfig } from "../jobs/model-work";
 import { eventsConfig } from "../events/config";
+import { budgetsConfig } from "../spend/config";
 
 /** Every feature's config section, by the name used in `/v1/config/:section`. */
 export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<string, ConfigSection>({
@@ -34,4 +35,5 @@ export const CONFIG_SECTIONS: ReadonlyMap<string, ConfigSection> = registry<stri
   [reputationConfig.name]: reputationConfig,
   [modelWorkConfig.name]: modelWorkConfig,
   [eventsConfig.name]: eventsConfig,
+  [budgetsConfig.name]: budgetsConfig,
 });

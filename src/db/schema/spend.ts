@@ -39,6 +39,30 @@ export const BUDGET_SCOPES = ["company", "employee", "project"] as const;
 export type BudgetScope = (typeof BUDGET_SCOPES)[number];
 
 /**
+ * The month's spend per employee, project and the company, kept up to date by the same D1 batch that
+ * writes each ledger row (counted only for a row not yet written, so a re-delivered notice adds
+ * nothing), and returned by it: a budget check reads no sum over the ledger. A figure no job
+ * reported stays NULL; `priced_jobs` and `token_jobs` count the jobs that reported one.
+ */
+export const spendTotals = sqliteTable(
+  "spend_totals",
+  {
+    scope: text("scope", { enum: BUDGET_SCOPES }).notNull(),
+    /** The employee or project id; `company` for the whole company. */
+    scopeId: text("scope_id").notNull(),
+    month: text("month").notNull(),
+    jobs: integer("jobs").notNull(),
+    costUsd: real("cost_usd"),
+    pricedJobs: integer("priced_jobs").notNull(),
+    /** Input + output tokens (docs/spend.md "What counts"). */
+    tokens: integer("tokens"),
+    tokenJobs: integer("token_jobs").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.scopeId, t.month] })],
+);
+export type SpendTotalRow = typeof spendTotals.$inferSelect;
+
+/**
  * What a monthly budget did this month, one row per scope and month: the 80 % warning and the 100 %
  * pause each happen once (the conditional write that sets them decides who acts), and a manager's
  * lift is kept beside them. A new month starts without a row, which is how the next month lifts a pause.

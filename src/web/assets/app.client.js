@@ -5,7 +5,8 @@
  *     every event type arrives and the stream is closed the moment the page goes away; an event
  *     whose type starts with one of a region's `data-live` prefixes re-fetches that region (htmx);
  *   - countdowns (`data-countdown`) kept current against the server's clock (`data-now`);
- *   - bar charts (`data-chart="bars"`) drawn with uPlot from the data the table beside them shows.
+ *   - bar charts (`data-chart="bars"`) and line plots (`data-chart="line"`, a null value is a gap)
+ *     drawn with uPlot from the data the table beside them shows.
  * No eval, no inline script or style: the Content-Security-Policy allows neither.
  */
 (function () {
@@ -217,6 +218,7 @@
 
   function drawBars(el) {
     if (!window.uPlot || el.getAttribute("data-drawn") === "true") return;
+    var line = el.getAttribute("data-chart") === "line";
     var spec;
     try {
       spec = JSON.parse(el.getAttribute("data-chart-data") || "{}");
@@ -265,10 +267,11 @@
           return {
             label: s.label,
             stroke: palette[k % palette.length],
-            fill: palette[k % palette.length],
-            width: 1,
-            points: { show: false },
-            paths: bars ? bars({ size: [0.8 / n, 80], align: n === 1 ? 0 : k === 0 ? -1 : 1 }) : undefined,
+            fill: line ? undefined : palette[k % palette.length],
+            width: line ? 2 : 1,
+            points: { show: line },
+            spanGaps: false,
+            paths: line ? undefined : bars ? bars({ size: [0.8 / n, 80], align: n === 1 ? 0 : k === 0 ? -1 : 1 }) : undefined,
           };
         }),
       ),
@@ -286,7 +289,7 @@
   }
 
   function drawCharts(root) {
-    var els = (root || document).querySelectorAll('[data-chart="bars"]');
+    var els = (root || document).querySelectorAll('[data-chart="bars"], [data-chart="line"]');
     for (var i = 0; i < els.length; i++) drawBars(els[i]);
   }
 

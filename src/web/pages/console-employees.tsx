@@ -7,7 +7,10 @@ import type { taskView } from "../../tasks/view";
 import { Badge, Csrf, Data, Empty, FieldErrors, Num, ProblemNote, Tabs, Time, type FormProblem } from "../components/common";
 import type { Viewer } from "../layout";
 import { ConsolePage } from "./console-shell";
+import { GetStarted } from "./console-get-started";
+import { GoalSection, type GoalDraft } from "./console-goal-form";
 import { TaskTable } from "./console-tasks";
+import type { FirstRun } from "../../console/first-run";
 
 type Employee = ReturnType<typeof employeeView>;
 
@@ -47,15 +50,22 @@ function Branch(props: { nodes: TreeNode[] }) {
   );
 }
 
-export function EmployeesPage(props: { viewer: Viewer; employees: Employee[] }) {
+export function EmployeesPage(props: {
+  viewer: Viewer;
+  employees: Employee[];
+  /** The "Get started" panel's state and the console's origin, while its steps are not all done. */
+  firstRun?: { state: FirstRun; origin: string } | null;
+}) {
   return (
     <ConsolePage title="Employees" path="/console/employees" viewer={props.viewer}>
+      {props.firstRun ? <GetStarted state={props.firstRun.state} viewer={props.viewer} origin={props.firstRun.origin} /> : null}
+      {props.viewer.role !== "viewer" ? (
+        <p>
+          <a href="/console/employees/new">New employee</a>
+        </p>
+      ) : null}
       <section id="employees" data-live="employee." aria-label="The org">
-        {props.employees.length === 0 ? (
-          <Empty>No employee yet (PUT /v1/employees/:id creates one).</Empty>
-        ) : (
-          <Branch nodes={forest(props.employees)} />
-        )}
+        {props.employees.length === 0 ? <Empty>No employee yet.</Empty> : <Branch nodes={forest(props.employees)} />}
       </section>
     </ConsolePage>
   );
@@ -90,6 +100,8 @@ export function EmployeePage(props: {
   problem?: FormProblem | null;
   userId?: string;
   lifecycleProblem?: FormProblem | null;
+  goalProblem?: FormProblem | null;
+  goalDraft?: GoalDraft;
 }) {
   const e = props.employee;
   const userErrors = props.problem?.fields.user_id;
@@ -100,6 +112,7 @@ export function EmployeePage(props: {
       </p>
       <EmployeeTabs id={e.employee_id} tab="overview" />
       <Lifecycle employee={e} viewer={props.viewer} problem={props.lifecycleProblem ?? null} />
+      <GoalSection employeeId={e.employee_id} status={e.status} viewer={props.viewer} problem={props.goalProblem} draft={props.goalDraft} />
       <section aria-labelledby="conv-h" id="employee-conversations" data-live="conversation.">
         <h2 id="conv-h">Conversations</h2>
         {props.canTalk ? (
@@ -185,7 +198,12 @@ function Lifecycle(props: { employee: Employee; viewer: Viewer; problem: FormPro
       <p>
         <Badge status={e.status} />
         {e.status === "paused" ? (
-          <> {e.paused_reason === "budget" ? "by its monthly budget: nothing of its is leased until a manager resumes it or the month ends" : "by a person: nothing of its is leased; queued work waits"}</>
+          <>
+            {" "}
+            {e.paused_reason === "budget"
+              ? "by its monthly budget: nothing of its is leased until a manager resumes it or the month ends"
+              : "by a person: nothing of its is leased; queued work waits"}
+          </>
         ) : e.status === "retired" ? (
           <> its history stays; it takes no new work</>
         ) : null}
@@ -200,7 +218,11 @@ function Lifecycle(props: { employee: Employee; viewer: Viewer; problem: FormPro
         <div class="actions">
           {e.status === "active" ? button("pause", "Pause") : button("resume", "Resume")}
           {props.viewer.role === "admin"
-            ? button("retire", "Retire…", `Retire ${e.name}? Its queued work ends and its open tasks go back to a person. This cannot be undone.`)
+            ? button(
+                "retire",
+                "Retire…",
+                `Retire ${e.name}? Its queued work ends and its open tasks go back to a person. This cannot be undone.`,
+              )
             : null}
         </div>
       )}

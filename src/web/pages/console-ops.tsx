@@ -2,13 +2,23 @@
 import type { EventView } from "../../lib/events";
 import { Csrf, Data, Empty, FieldErrors, ProblemNote, Time, Unknown, type FormProblem } from "../components/common";
 import type { Viewer } from "../layout";
+import type { FirstRun } from "../../console/first-run";
 import { ConsolePage } from "./console-shell";
+import { GetStarted } from "./console-get-started";
 
 /** The activity feed: the newest events, live. */
-export function ActivityPage(props: { viewer: Viewer; events: EventView[]; type?: string; problem?: FormProblem | null }) {
+export function ActivityPage(props: {
+  viewer: Viewer;
+  events: EventView[];
+  type?: string;
+  problem?: FormProblem | null;
+  /** The "Get started" panel's state and the console's origin, while its steps are not all done. */
+  firstRun?: { state: FirstRun; origin: string } | null;
+}) {
   const typeErrors = props.problem?.fields.type;
   return (
     <ConsolePage title="Activity" path="/console" viewer={props.viewer}>
+      {props.firstRun ? <GetStarted state={props.firstRun.state} viewer={props.viewer} origin={props.firstRun.origin} /> : null}
       <form method="get" action="/console" role="search">
         <label for="type">Event type prefix</label>
         <input

@@ -15,6 +15,8 @@ import { CRONS, type CronExpression } from "./schedule";
 import { getAuditSealer } from "../../durable-objects/audit-sealer-rpc";
 import { eventsRetentionTick } from "../../events/tick";
 import { evalTick } from "../../eval/run";
+import { routinesTick } from "../../routines/tick";
+import { budgetsTick } from "../../spend/tick";
 
 /** Every tick name of the API; features register theirs below as they land. */
 export const TICK_NAMES = [
@@ -32,6 +34,8 @@ export const TICK_NAMES = [
   "gvu",
   "events",
   "eval",
+  "routines",
+  "budgets",
 ] as const;
 export type TickName = (typeof TICK_NAMES)[number];
 
@@ -66,6 +70,10 @@ export const TICKS: ReadonlyMap<TickName, Tick> = registry<TickName, Tick>({
   gvu: { cron: CRONS.everyMinute, run: (env, now) => gvuTick(env, now) },
   // Capability measurements (issue 22): team 2×2 arms whose rounds ended get their verifier; refused arms retry.
   eval: { cron: CRONS.everyMinute, run: (env, now) => evalTick(env, now) },
+  // Routines (docs/routines.md): each due slot claimed once, then fired, merged into the open goal, or skipped.
+  routines: { cron: CRONS.everyMinute, run: (env, now) => routinesTick(env, now) },
+  // Budgets (docs/spend.md): crossings a job's check missed, last month's budget pauses resumed, every inbox's holds synced.
+  budgets: { cron: CRONS.everyMinute, run: (env, now) => budgetsTick(env, now) },
   // Events past [events] retention_days move to the R2 archive, oldest first (issue 26).
   events: { cron: CRONS.hourly, run: (env, now) => eventsRetentionTick(env, now) },
   // Seals what is unsealed and watches 15 s for the events the other ticks of this minute write (issue 24).

@@ -28,6 +28,9 @@ import { pauseEmployee, resumeEmployee, retireEmployee } from "../../tasks/emplo
 import { cancelRoundsOfSettledTasks } from "../../team/task-cancel";
 import { findTask, taskView } from "../../tasks/view";
 import { goalLoopView } from "../../team/goal-loop";
+import { goalBody, openGoal } from "../../team/goal-request";
+import { matrixAdvice } from "../../eval/advice";
+import type { GoalDraft } from "../../web/pages/console-goal-form";
 import { costByRole } from "../../team/ledger";
 import { roleTurnsView, taskKnownToTeam, teamFieldsOfTask } from "../../team/views";
 import { topologyView } from "../../topology/view";
@@ -47,7 +50,9 @@ import { htmlPages } from "../middleware/html-pages";
 import { describe, type ResponseDoc } from "../openapi/describe";
 import { geneExportSchema } from "../openapi/responses/console";
 import { consoleSessionRoutes } from "./console-session";
+import { consoleSpendRoutes } from "./console-spend";
 import { consoleRoutinesRoutes } from "./console-routines";
+import { consoleOrgRoutes, firstRunPanel } from "./console-org";
 import { runnerView } from "./admin/runners";
 import { withTeam } from "./employees";
 import { eventStream } from "./event-stream";
@@ -146,6 +151,7 @@ async function employeePage(
   userId?: string,
   status: 200 | 403 | 404 | 409 | 422 | 429 = 200,
   lifecycleProblem: FormProblem | null = null,
+  goal: { problem: FormProblem | null; draft: GoalDraft } | null = null,
 ) {
   const db = getDb(c.env.DB);
   const [employee, conversations, tasks] = await Promise.all([
@@ -165,6 +171,8 @@ async function employeePage(
       problem={problem}
       userId={userId}
       lifecycleProblem={lifecycleProblem}
+      goalProblem={goal?.problem}
+      goalDraft={goal?.draft}
     />,
     status,
   );
@@ -225,7 +233,9 @@ function sectionOrThrow(name: string) {
 export const consoleRoutes = new Hono<ConsoleEnv>()
   // Login and logout first: they work without a session (their own router, mounted here once).
   .route("/", consoleSessionRoutes)
+  .route("/", consoleSpendRoutes)
   .route("/", consoleRoutinesRoutes)
+  .route("/", consoleOrgRoutes)
   .use("*", htmlPages())
   .get(
     "/",
@@ -246,8 +256,8 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
         const err = invalid(parsed.error, "The filter is invalid");
         return page(c, <ActivityPage viewer={viewerOf(c)} events={[]} problem={formProblem(err)} />, 422);
       }
-      const events = await recentEvents(db, { typePrefix: parsed.data.type, limit: 100 });
-      return page(c, <ActivityPage viewer={viewerOf(c)} events={events} type={parsed.data.type} />);
+      const [events, firstRun] = await Promise.all([recentEvents(db, { typePrefix: parsed.data.type, limit: 100 }), firstRunPanel(c)]);
+      return page(c, <ActivityPage viewer={viewerOf(c)} events={events} type={parsed.data.type} firstRun={firstRun} />);
     },
   )
   // The operator feed for the console's pages: `GET /v1/events/stream`, authenticated by the session.
@@ -334,8 +344,8 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
     describe({ summary: "The employees page", responses: { 200: pageDoc("Every employee (up to 500)") } }),
     viewer,
     async (c) => {
-      const { employees } = await listEmployees(getDb(c.env.DB), { limit: 500 });
-      return page(c, <EmployeesPage viewer={viewerOf(c)} employees={employees} />);
+      const [{ employees }, firstRun] = await Promise.all([listEmployees(getDb(c.env.DB), { limit: 500 }), firstRunPanel(c)]);
+      return page(c, <EmployeesPage viewer={viewerOf(c)} employees={employees} firstRun={firstRun} />);
     },
   )
   .get(
@@ -399,7 +409,8 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
         if (!parsed.success) throw invalid(parsed.error, "Nothing was changed");
         if (parsed.data.action === "pause") return pauseEmployee(c.env, db, id, { actor, reason: "manual", now });
         if (parsed.data.action === "resume") return resumeEmployee(c.env, db, id, { actor, now });
-        if (!roleAtLeast(c.var.session.principal.role, "admin")) throw new AppError("forbidden", "Retiring an employee needs the admin role");
+        if (!roleAtLeast(c.var.session.principal.role, "admin"))
+          throw new AppError("forbidden", "Retiring an employee needs the admin role");
         return retireEmployee(c.env, db, id, {
           actor,
           now,
@@ -411,6 +422,51 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
       if (result.ok) return c.redirect(`/console/employees/${id}#employee-status`, 303);
       if (result.error.code === "not_found") throw result.error;
       return employeePage(c, id, null, undefined, problemStatus(result.error), formProblem(result.error));
+    },
+  )
+  .post(
+    "/employees/:id/goals",
+    describe({
+      summary: "Give an employee a goal (the employee page's form), as `POST /v1/employees/:id/goals` does",
+      responses: {
+        303: { description: "Opened: on to the goal task's page" },
+        409: pageDoc("The employee is retired, or something changed meanwhile: the employee's page with the draft, the problem inline"),
+        422: pageDoc("No title, no acceptance criterion, or invalid rounds: the employee's page with the draft, each problem by its field"),
+        429: pageDoc("Too many goals too fast: the employee's page with the draft, the problem inline"),
+      },
+      errors: ["not_found", "validation_failed", "conflict", "employee_retired", "rate_limited"],
+    }),
+    manager,
+    validate("param", idParam),
+    async (c) => {
+      const id = c.req.valid("param").id;
+      const form = await readForm(c);
+      const draft: GoalDraft = { title: form.title, acceptance_criteria: form.acceptance_criteria, rounds_left: form.rounds_left };
+      const db = getDb(c.env.DB);
+      const now = c.var.clock.now();
+      const result = await attempt(async () => {
+        const criteria = (form.acceptance_criteria ?? "")
+          .split(/\r?\n/)
+          .map((line) => line.trim())
+          .filter(Boolean);
+        const rounds = form.rounds_left?.trim();
+        const parsed = goalBody.safeParse({
+          title: (form.title ?? "").trim(),
+          acceptance_criteria: criteria,
+          ...(rounds ? { rounds_left: Number(rounds) } : {}),
+        });
+        if (!parsed.success) throw invalid(parsed.error, "The goal was not given");
+        if (criteria.length === 0) {
+          throw new AppError("validation_failed", "The goal was not given", {
+            errors: [{ path: "acceptance_criteria", message: "at least one criterion, one per line" }],
+          });
+        }
+        // As the JSON route: the capability matrix, when one was measured, advises the team's models and the gate.
+        return openGoal(c.env, db, id, parsed.data, c.var.session.principal.id, now, await matrixAdvice(db, now));
+      });
+      if (result.ok) return c.redirect(`/console/tasks/${result.value.task_id}`, 303);
+      if (result.error.code === "not_found") throw result.error;
+      return employeePage(c, id, null, undefined, problemStatus(result.error), null, { problem: formProblem(result.error), draft });
     },
   )
   .get(
