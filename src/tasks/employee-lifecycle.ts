@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { budgetStates, employees, tasks, type EmployeeRow, type PauseReason } from "../db/schema";
+import { budgetStates, employees, routines, tasks, type EmployeeRow, type PauseReason } from "../db/schema";
 import type { Env } from "../env";
 import { AppError, notFound } from "../lib/errors";
 import { appendEventWhere } from "../lib/guarded-insert";
@@ -127,6 +127,12 @@ export async function retireEmployee(
       .set({ status: "retired", pausedReason: null, statusChangedAt: at, statusChangedBy: opts.actor, updatedAt: at })
       .where(notRetired)
       .returning(),
+    // Its routines stop here rather than log a skip on every slot for good; they stay listed, and
+    // enabling one again is refused (a retired employee takes no new work).
+    db
+      .update(routines)
+      .set({ enabled: false, revision: sql`${routines.revision} + 1`, updatedAt: at })
+      .where(and(eq(routines.employeeId, id), eq(routines.enabled, true))),
   ]);
   if (!updated[0]) return { row: await requireEmployee(db, id), changed: false, inboxes_synced: true, withdrawn_jobs: [], handed_back_tasks: [] };
   // Its open tasks first: the owners told of the jobs ended below then find their task settled and start nothing new.

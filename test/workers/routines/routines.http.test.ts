@@ -180,13 +180,16 @@ describe("the routines tick", () => {
     await remove(r.routine_id);
   });
 
-  it("skips a retired employee's routine, and refuses a new or re-enabled routine for it (409 employee_retired)", async () => {
+  it("disables a retired employee's routines, and refuses a new or re-enabled routine for it (409 employee_retired)", async () => {
     await putEmployee("rt-retire");
     await setClock("2031-03-08T09:00:05.000Z");
     const r = await newRoutine({ employee_id: "rt-retire", schedule: { every_minutes: 30 } });
     expect((await call("/v1/employees/rt-retire/retire", { body: {} })).status).toBe(200);
+    expect((await call(`/v1/routines/${r.routine_id}`)).body).toMatchObject({ enabled: false });
     await setClock("2031-03-08T09:30:05.000Z");
-    expect(await tick("routines")).toMatchObject({ fired: 0, by_reason: { employee_retired: 1 } });
+    const summary = (await tick("routines")) as { fired: number; by_reason: Record<string, number> };
+    expect(summary.fired).toBe(0);
+    expect(summary.by_reason.employee_retired).toBeUndefined();
     expect(await tasksOf("rt-retire")).toBe(0);
 
     const refused = await call("/v1/routines", {
