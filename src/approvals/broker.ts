@@ -1,6 +1,6 @@
 import { and, desc, eq, gt, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { approvals, events, type ApprovalRow, type ApprovalStatus } from "../db/schema";
 import type { Env } from "../env";

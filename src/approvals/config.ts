@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineConfigSection } from "../lib/config";
 
 const slackUserId = z.string().regex(/^[UW][A-Z0-9]{2,30}$/, "a Slack user id (U… or W…)");

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { secretsEqual } from "../lib/crypto";
 import { hmacSha256Hex } from "../lib/hmac";
 import { SLACK_ACTIONS } from "./messages";

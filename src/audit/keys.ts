@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { asc } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { auditKeys } from "../db/schema";

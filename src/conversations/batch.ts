@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { conversations, conversationTurns } from "../db/schema";
 import type { Env } from "../env";

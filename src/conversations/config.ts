@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineConfigSection } from "../lib/config";
 
 /** `[conversations]`: how long a quiet conversation stays open, and the employee's reply limits. */

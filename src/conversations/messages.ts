@@ -1,5 +1,5 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { conversations, conversationTurns, jobs, type EmployeeRow } from "../db/schema";
 import type { Env } from "../env";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { defineConfigSection, readSection, readSectionCached, CONFIG_CACHE_MS } from "../lib/config";
 import { modelWorkConfig, needsOffered, resolveStage, type ModelWork, type StagePlan } from "../jobs/model-work";

@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../db/client";
 import { projects } from "../db/schema";
 import { getCouncilSession } from "../durable-objects/council-session-rpc";

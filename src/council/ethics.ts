@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { parseVerdict } from "../jobs/model-answer";
 import { normalizeForScan } from "./normalize";
 import { scanText } from "./scan";

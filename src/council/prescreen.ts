@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { parseVerdict } from "../jobs/model-answer";
 
 /** The verdict the prescreen prompt asks for; nothing else is accepted. */

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { sql } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import { CHECKPOINT_INTERVAL_MS, lastCheckpoint, signCheckpoint, type CheckpointRow } from "../audit/checkpoint";
 import { loadSigner, type SignerState } from "../audit/keys";
 import { loadHead, sealPage, type Head } from "../audit/seal";

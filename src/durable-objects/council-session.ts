@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { and, eq } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb, type Db } from "../db/client";
 import { isGuardFailure, isUniqueFailure } from "../db/guard";
 import { councilDialogs, councilElectorate, councilVotes } from "../db/schema";

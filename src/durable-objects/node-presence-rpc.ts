@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Env } from "../env";
 import { nodeIdSchema } from "../nodes/registry";
 import { PRESENCE_SHARDS, presenceShard } from "../nodes/presence";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { JobStatus } from "../db/schema";
 import { boundedJobResult, jobError, jobOwner, RUNTIMES } from "../jobs/payloads";
 import { dispatchMessage, type DispatchMessage } from "../queues/dispatch-message";

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { z } from "zod";
+import * as z from "zod";
 import type { JobStatus } from "../db/schema";
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
@@ -180,7 +180,8 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     const job = this.findRow(req.jobId);
     let outcome: LeaseRefOutcome;
     if (!job) outcome = { ok: false, reason: "not_found" };
-    else if (!this.holdsLease(job, req.leaseId, req.runnerId)) outcome = { ok: false, reason: "stale_lease", status: publicStatus(job.status) };
+    else if (!this.holdsLease(job, req.leaseId, req.runnerId))
+      outcome = { ok: false, reason: "stale_lease", status: publicStatus(job.status) };
     else {
       this.sql.exec(`UPDATE jobs SET acked = 1, ack_deadline = NULL, updated_at = ? WHERE job_id = ?`, req.now, req.jobId);
       outcome = { ok: true, lease_expires_at: new Date(job.lease_expires_at!).toISOString() };
@@ -216,7 +217,8 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     const job = this.findRow(req.jobId);
     let outcome: LeaseRefOutcome;
     if (!job) outcome = { ok: false, reason: "not_found" };
-    else if (!this.holdsLease(job, req.leaseId, req.runnerId)) outcome = { ok: false, reason: "stale_lease", status: publicStatus(job.status) };
+    else if (!this.holdsLease(job, req.leaseId, req.runnerId))
+      outcome = { ok: false, reason: "stale_lease", status: publicStatus(job.status) };
     else {
       const expiresAt = req.now + req.extendMs;
       this.deadlines.lower(expiresAt);
@@ -504,7 +506,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
     this.deadlines.lower(submittedAt + maxQueueMs);
     const { employeeId, projectId } = jobAttribution(message);
     const held = this.holds.size > 0 && isUnderHold(this.holds, employeeId, projectId);
-    const accepted = (
+    const accepted =
       this.sql
         .exec(
           `INSERT INTO jobs (job_id, kind, runtime, payload, owner, status, attempt, max_attempts, enqueued_at, updated_at, max_queue_ms, queue_deadline,
@@ -524,8 +526,7 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
           employeeId,
           projectId,
         )
-        .toArray().length > 0
-    );
+        .toArray().length > 0;
     // A job of a retired employee that was still on its way here ends at once.
     if (accepted && employeeId !== null && this.holds.has(`retired:${employeeId}`)) this.endRetiredJobs(now, message.job_id);
     return accepted;
@@ -646,8 +647,9 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
   /** Queued jobs under a hold in force become `held` (their queue-time limit stops); returns how many. */
   private holdQueued(): number {
     if (this.holds.size === 0) return 0;
-    return this.sql.exec(`UPDATE jobs SET status = 'held', queue_deadline = NULL WHERE status = 'queued' AND (${UNDER_HOLD}) RETURNING job_id`).toArray()
-      .length;
+    return this.sql
+      .exec(`UPDATE jobs SET status = 'held', queue_deadline = NULL WHERE status = 'queued' AND (${UNDER_HOLD}) RETURNING job_id`)
+      .toArray().length;
   }
 
   /** Back to the queue without counting the attempt: the claim never reached a live runner. */
@@ -846,17 +848,25 @@ const UNDER_HOLD = `EXISTS (SELECT 1 FROM holds WHERE hold_key = 'company' OR ho
 
 /** The same test in memory, for a job arriving. */
 function isUnderHold(holds: ReadonlySet<string>, employeeId: string | null, projectId: string | null): boolean {
-  return holds.has("company") || (employeeId !== null && holds.has(`employee:${employeeId}`)) || (projectId !== null && holds.has(`project:${projectId}`));
+  return (
+    holds.has("company") ||
+    (employeeId !== null && holds.has(`employee:${employeeId}`)) ||
+    (projectId !== null && holds.has(`project:${projectId}`))
+  );
 }
 
 /**
  * Whose work a job is: the employee its payload names (a solo turn, a team stage, an eval case for
  * one), the project that owns it or that its payload names. Read here so holds need no D1 lookup.
  */
-export function jobAttribution(message: Pick<DispatchMessage, "payload" | "owner">): { employeeId: string | null; projectId: string | null } {
+export function jobAttribution(message: Pick<DispatchMessage, "payload" | "owner">): {
+  employeeId: string | null;
+  projectId: string | null;
+} {
   const payload = message.payload as Record<string, unknown>;
   const employeeId = typeof payload.employee_id === "string" ? payload.employee_id : null;
-  const projectId = message.owner.kind === "project" ? message.owner.id : typeof payload.project_id === "string" ? payload.project_id : null;
+  const projectId =
+    message.owner.kind === "project" ? message.owner.id : typeof payload.project_id === "string" ? payload.project_id : null;
   return { employeeId, projectId };
 }
 

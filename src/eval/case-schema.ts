@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { workspaceRelPath as workspacePath } from "../jobs/isolated-workspace";
 
 /**

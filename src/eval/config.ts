@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineConfigSection } from "../lib/config";
 
 const price = z.strictObject({

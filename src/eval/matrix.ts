@@ -1,5 +1,5 @@
 import { parse as parseToml, stringify as stringifyToml, TomlError } from "smol-toml";
-import { z } from "zod";
+import * as z from "zod";
 import { modelFamily, RUNTIME_FAMILY, TEAM_RUNTIMES, type TeamRuntime } from "../team/catalog";
 import { SLUG } from "./case-schema";
 import {

@@ -1,6 +1,6 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb, type Db } from "../db/client";
 import { evalJobs, evalMatrix, evalRuns, jobs, tasks, type EvalJobRow, type EvalRunRow } from "../db/schema";
 import type { Env } from "../env";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ChainEvent } from "../audit/chain";
 import { hex, parsePayload } from "../audit/chain";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { escapeClosingTags } from "../conversations/prompt";
 import { answerOf, parseVerdict, readJsonAnswer } from "../jobs/model-answer";
 import type { CaseResult } from "./aee-measure";

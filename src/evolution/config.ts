@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import type { EmployeeRow } from "../db/schema";
 import { defineConfigSection, readSection } from "../lib/config";

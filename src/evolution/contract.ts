@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * An employee's behavioural contract (seed 003 §5.3 CONTRACT.toml `[boundaries]`, §6.2). Both evolution

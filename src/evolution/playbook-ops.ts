@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { playbookSettleItems } from "../db/schema";
 import { findCase } from "../eval/case-job";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { sha256HexSync } from "../council/sha256";
 import { SLUG } from "../eval/case-schema";
 import { charLength } from "../prediction";

@@ -1,6 +1,6 @@
 import { createTwoFilesPatch } from "diff";
 import { and, eq } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { soulVersions, type SoulVersionRow } from "../db/schema";
 import { readSection } from "../lib/config";

@@ -1,5 +1,5 @@
 import { and, asc, eq, gt } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb, type Db } from "../db/client";
 import { soulHeads, soulVersions } from "../db/schema";
 import type { Env } from "../env";

@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { employees } from "../db/schema";
 import { readSection } from "../lib/config";

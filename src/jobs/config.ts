@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineConfigSection } from "../lib/config";
 
 const HOUR_MS = 3_600_000;

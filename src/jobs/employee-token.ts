@@ -1,5 +1,5 @@
 import { and, eq, isNull } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { credentials } from "../db/schema";
 import type { Principal } from "../lib/auth";

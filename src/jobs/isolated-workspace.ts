@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * An isolated workspace on the runner host (issue 22, the team 2×2): `<home>/eval-workspaces/<key>/`,

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { defineConfigSection } from "../lib/config";
 import { RUNTIMES, type Runtime } from "./payloads";

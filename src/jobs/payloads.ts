@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { checkResult, JOB_LIMITS, jsonStringBytes, utf8Bytes } from "./limits";
 import { RUNTIMES } from "../db/runtimes";
 import { OWNER_KINDS } from "./owner-kinds";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { isolatedWorkspace } from "./isolated-workspace";
 import { soulForRun } from "./payloads";
 import { EFFORT_LEVELS, MEMBER_STAGE_KINDS, packetIdSchema, TEAM_ROLES, TEAM_RUNTIMES } from "./team-vocabulary";

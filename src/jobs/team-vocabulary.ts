@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The team vocabulary a runner job carries (issue 20: shared vocabularies live at the lowest layer

@@ -1,5 +1,5 @@
 import { and, desc, eq, sql, type SQL } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { employeeMemory, type EmployeeMemoryRow } from "../db/schema";
 import { appendEvent } from "../lib/events";

@@ -1,5 +1,5 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { employeeWiki, type EmployeeWikiRow } from "../db/schema";
 import { notFound } from "../lib/errors";

@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, or } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { credentials, type CredentialKind, type OperatorRole } from "../db/schema";
 import { sha256Hex } from "./crypto";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** API.md paging: `limit` defaults to 50, at most 500. */
 const pageLimit = z.coerce.number().int().min(1).max(500).default(50);

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 // C0/C1 controls, bidi embeddings/overrides/isolates, and line/paragraph separators: they can make a
 // name render as something else in a log, a console or a commit trailer.

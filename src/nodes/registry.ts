@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { councilTermMembers, councilTerms, nodes } from "../db/schema";
 import { mintCredential } from "../lib/credentials";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineConfigSection } from "../lib/config";
 
 const credit = (value: number) => z.number().min(0).max(20).default(value);

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { modelWorkConfig, needsOffered, resolveStage, type ModelWork, type StagePlan } from "../jobs/model-work";
 import { RUNTIMES, type Runtime } from "../jobs/payloads";

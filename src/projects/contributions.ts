@@ -1,5 +1,5 @@
 import { and, desc, eq } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { projectContributions } from "../db/schema";
 import type { Env } from "../env";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { readJsonAnswer } from "../jobs/model-answer";
 import type { FieldError } from "../lib/errors";
 import { fieldErrorsFromIssues } from "../lib/errors";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** A bare GitHub repository name: `[A-Za-z0-9._-]`, 1-100 characters, not `.`/`..`, not ending in `.git`. */
 export const repoNameField = z

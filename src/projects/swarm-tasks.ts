@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { batchable } from "../db/raw";
 import { projectContributions, SWARM_TASK_STATUSES, swarmTasks, type SwarmTaskStatus } from "../db/schema";

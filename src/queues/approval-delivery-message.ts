@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { APPROVAL_CHANNELS } from "../db/schema/approvals";
 
 /** A message on `approval-deliveries`: send one approval request to one channel. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { employeeTurnPayload, evalCasePayload, jobOwner, utilityPayload } from "../jobs/payloads";
 import { teamStagePayload } from "../jobs/team-stage-job";
 

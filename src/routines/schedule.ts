@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { RoutineSchedule } from "../db/schema";
 import { cronProblem, latestSlotAtOrBefore, nextSlotAfter, parseCron } from "./cron";
 

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { events, routines, type RoutineRow, type RoutineSchedule } from "../db/schema";
 import { appendEvent } from "../lib/events";

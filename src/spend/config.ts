@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineConfigSection } from "../lib/config";
 import { projectIdPattern } from "../projects/store";
 import { EMPLOYEE_ID_PATTERN } from "../tasks/employees";

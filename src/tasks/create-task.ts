@@ -1,6 +1,6 @@
 import { eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { dispatchCursors, employees, TASK_MODES, TASK_PRIORITIES, tasks } from "../db/schema";
 import { getRateWindow } from "../durable-objects/rate-window-rpc";

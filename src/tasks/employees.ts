@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, inArray, ne, sql, type SQL } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_ALLOWED_TOOLS } from "../jobs/default-tools";
 import type { Db } from "../db/client";
 import { employees, MODEL_EFFORTS, type EmployeeRow } from "../db/schema";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { canonicalJson } from "../jobs/canonical";
 import { parseVerdict } from "../jobs/model-answer";
 import { sha256Hex } from "../lib/crypto";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { RUNTIMES } from "../jobs/payloads";
 import { defineConfigSection } from "../lib/config";
 

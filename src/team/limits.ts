@@ -1,5 +1,5 @@
 import { inArray } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import type { Db } from "../db/client";
 import { settings } from "../db/schema";
 import { TEAM_DISPATCH_FIELDS, TEAM_DISPATCH_GUARD_FIELDS } from "../tasks/dispatch/team-fields";

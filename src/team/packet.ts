@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { label, prose } from "../lib/validation";
 import { TEAM_ROLES } from "./settings";
 import { packetIdSchema } from "../jobs/team-vocabulary";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { label } from "../lib/validation";
 export { TEAM_ROLES, type TeamRole } from "../jobs/team-vocabulary";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineConfigSection } from "../lib/config";
 
 /** `[topology_evolution]` with the seed's keys and defaults (seed 000 "設定"). Off unless enabled. */

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Seed 002's degrade chain, the order in which a round gives up optional work when its budget runs short.

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { z, type ZodType } from "zod";
+import * as z from "zod";
+import type { ZodType } from "zod";
 import { AppError, fieldErrorsFromIssues } from "../../lib/errors";
 import { jsonContentTypeProblem } from "../../lib/media-type";
 import { envelopeSchema, flatBody } from "../../a2a/envelope";

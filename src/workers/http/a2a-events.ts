@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { pendingEvents, takePendingEvents } from "../../nodes/events";
 import type { AppEnv } from "../app-env";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { getRateWindow } from "../../durable-objects/rate-window-rpc";
 import { nodePresence } from "../../nodes/presence-store";

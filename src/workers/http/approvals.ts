@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { decideApproval, listApprovals, pollApproval } from "../../approvals/broker";
 import { getDb } from "../../db/client";
 import { APPROVAL_STATUSES } from "../../db/schema";

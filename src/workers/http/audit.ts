@@ -1,5 +1,5 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { openExport, type ExportScope } from "../../audit/export";
 import { publishedKeys } from "../../audit/keys";
 import { getDb } from "../../db/client";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { BUDGET_SCOPES } from "../../db/schema";
 import { budgetsView, liftBudget } from "../../spend/view";

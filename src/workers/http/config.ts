@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { requireAuth } from "../middleware/require-auth";
 import { presentSectionAt, readSection, writeSection } from "../../lib/config";

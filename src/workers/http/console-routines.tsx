@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import { Hono, type Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { AppError } from "../../lib/errors";
 import { roleAtLeast } from "../../lib/auth";

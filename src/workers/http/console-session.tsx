@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import { Hono } from "hono";
 import { getCookie } from "hono/cookie";
-import { z } from "zod";
+import * as z from "zod";
 import { closeSession, openSession, resolveSession } from "../../console/sessions";
 import { getDb } from "../../db/client";
 import { AppError } from "../../lib/errors";

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import { Hono, type Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { BUDGET_SCOPES } from "../../db/schema";
 import { monthOf } from "../../jobs/holds";

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import { Hono, type Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { decideApproval, listApprovals } from "../../approvals/broker";
 import type { ApprovalView } from "../../approvals/view";
 import { employeeConversations, recentEvalRuns, recentEvents, recentTasks } from "../../console/lists";

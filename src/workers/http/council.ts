@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { requireAuth, requireAuthInWrite } from "../middleware/require-auth";
 import { AppError } from "../../lib/errors";

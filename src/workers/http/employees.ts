@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { requireAuth } from "../middleware/require-auth";
 import { validate } from "../middleware/validate";
@@ -187,7 +187,10 @@ export const employeesRoutes = new Hono<AppEnv>()
     requireAuth({ operator: "manager" }),
     validate("param", idParam),
     async (c) => {
-      const out = await resumeEmployee(c.env, getDb(c.env.DB), c.req.valid("param").id, { actor: c.var.principal.id, now: c.var.clock.now() });
+      const out = await resumeEmployee(c.env, getDb(c.env.DB), c.req.valid("param").id, {
+        actor: c.var.principal.id,
+        now: c.var.clock.now(),
+      });
       return c.json({ ...employeeView(out.row), changed: out.changed, inboxes_synced: out.inboxes_synced });
     },
   )

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { currentMatrix } from "../../eval/current";
 import { matrixRequest, runView, startRun } from "../../eval/run";

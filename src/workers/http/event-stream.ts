@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { streamSSE, type SSEStreamingApi } from "hono/streaming";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { listEvents, newestEventId } from "../../lib/events";
 import { AppError } from "../../lib/errors";

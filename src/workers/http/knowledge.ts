@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { createFactory } from "hono/factory";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb, type Db } from "../../db/client";
 import { requireAuth } from "../middleware/require-auth";
 import { notFound } from "../../lib/errors";

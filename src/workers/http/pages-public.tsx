@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import { Hono } from "hono";
 import { inArray } from "drizzle-orm";
-import { z } from "zod";
+import * as z from "zod";
 import { checkAgainstPrinciples, queryPrinciples } from "../../council/principles";
 import { councilOverview, sessionDetail } from "../../council/views";
 import { getDb } from "../../db/client";

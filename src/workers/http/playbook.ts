@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { listRounds, roundDetail } from "../../evolution/aee-view";
 import { ENTRY_STATES } from "../../evolution/playbook";

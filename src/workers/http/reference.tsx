@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-env";
 import { htmlPages } from "../middleware/html-pages";
 import { describe } from "../openapi/describe";

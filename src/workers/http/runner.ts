@@ -1,6 +1,6 @@
 import { noteRunnerRuntimes } from "../../jobs/runner-runtimes";
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import type { FinishOutcome, LeaseRefOutcome } from "../../durable-objects/runner-inbox-rpc";
 import { requireAuth } from "../middleware/require-auth";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { getDb } from "../../db/client";
 import { putSoul, soulPutBody, soulVersionsView, soulVersionView, soulView } from "../../evolution/soul-api";
 import { actsAsEmployee } from "../../jobs/employee-token";

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
-import { z } from "zod";
+import * as z from "zod";
 import { AppError } from "../../lib/errors";
 import { validate } from "../middleware/validate";
 import { ASSETS } from "../../web/assets";

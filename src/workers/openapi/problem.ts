@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ERROR_CODES, statusOfCode, titleOfCode, type ErrorCode } from "../../lib/errors";
 
 const fieldError = z.object({ path: z.string(), message: z.string() });

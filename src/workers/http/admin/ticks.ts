@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { requireAuth } from "../../middleware/require-auth";
 import { AppError } from "../../../lib/errors";
 import { appendEvent } from "../../../lib/events";

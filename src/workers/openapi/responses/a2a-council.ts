@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { proposeToCouncil } from "../../../a2a/council";
 import { PROPOSAL_STATUSES } from "../../../db/schema";
 import { PHASES } from "../../../council/session";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { PROJECT_STATUSES } from "../../../db/schema";
 import { timestamp } from "./common";
 import { a2aTaskSchema } from "./a2a";

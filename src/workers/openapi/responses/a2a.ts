@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { hello, pollEvents } from "../../../a2a/nodes";
 import type { a2aTask } from "../../../a2a/tasks";
 import { TIER_LABELS } from "../../../a2a/tiers";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ATTEMPT_STATUSES, JOB_STATUSES, OPERATOR_ROLES } from "../../../db/schema";
 import type { AttemptRecord } from "../../../jobs/outcomes";
 import type { JobError } from "../../../jobs/payloads";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ApprovalView } from "../../../approvals/view";
 import { APPROVAL_CHANNELS, APPROVAL_STATUSES } from "../../../db/schema";
 import { jsonObject, timestamp } from "./common";

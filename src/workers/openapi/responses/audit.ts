@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { PublishedKey } from "../../../audit/keys";
 import type { SealerStatus } from "../../../durable-objects/audit-sealer";
 import { timestamp } from "./common";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** An ISO 8601 timestamp as the API writes it (the request clock's `toISOString()`). */
 export const timestamp = z.string().describe("ISO 8601 timestamp");

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { GeneExport } from "../../../evolution/gene";
 import { ASSERTION_KINDS, ENTRY_STATES, LINEAGE_KINDS, PLAYBOOK_CATEGORIES } from "../../../evolution/playbook";
 import { timestamp } from "./common";

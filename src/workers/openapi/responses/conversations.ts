@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { CONVERSATION_STATUSES } from "../../../db/schema";
 import type { ConversationOutcome } from "../../../conversations/close";
 import type { openConversation, sendMessage } from "../../../conversations/messages";

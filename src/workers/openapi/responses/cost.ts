@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * `GET /v1/cost/by-role` (src/team/ledger.ts `costByRole`): spend per role, runtime and model. A group

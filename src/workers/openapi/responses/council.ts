@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { checkAgainstPrinciples, queryPrinciples } from "../../../council/principles";
 import type { SubmitResult } from "../../../council/proposals";
 import { AMENDMENT_TYPES, DIALOG_TYPES, PHASES, type DialogRecord } from "../../../council/session";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import {
   AEE_JOB_PURPOSES,
   AEE_ROUND_STATUSES,

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { memoryView } from "../../../knowledge/memory";
 import type { searchWiki, wikiView } from "../../../knowledge/wiki";
 import { timestamp } from "./common";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { EMPLOYEE_STATUSES, MODEL_EFFORTS, PAUSE_REASONS } from "../../../db/schema";
 import { RUNTIMES } from "../../../db/runtimes";
 import { employeeEvolution } from "../../../evolution/config";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { EVAL_RUN_STATUSES } from "../../../db/schema";
 import type { Bottleneck } from "../../../eval/compare";
 import { DELTA_EXCLUSIONS } from "../../../eval/compare";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { EventView } from "../../../lib/events";
 import { jsonObject, timestamp } from "./common";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { timestamp } from "./common";
 
 /** `GET /v1/health` while the database answers. */

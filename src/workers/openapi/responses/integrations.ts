@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** A verified Slack button press, decided: Slack shows `text` in the thread. */
 export const slackActionSchema = z.object({

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { REPUTATION_SOURCES } from "../../../db/schema";
 import type { Beat } from "../../../nodes/events";
 import type { nodeView } from "../../../nodes/registry";

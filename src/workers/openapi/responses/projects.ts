@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { DECOMPOSITION_STATES, PROJECT_STATUSES, REPOSITORY_STATES } from "../../../db/schema";
 import type { contribute, contributionView } from "../../../projects/contributions";
 import type { listProjects, ProjectView } from "../../../projects/store";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { deleteRoutine, getRoutine, listRoutines, RoutineOutcome, RoutineView } from "../../../routines/store";
 import { ROUTINE_SKIP_REASONS } from "../../../routines/store";
 import { goalBody } from "../../../team/goal-request";

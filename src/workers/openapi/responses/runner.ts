@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { JOB_STATUSES } from "../../../db/schema";
 import type { LeasedJob } from "../../../durable-objects/runner-inbox-rpc";
 import { employeeTurnPayload, evalCasePayload, utilityPayload } from "../../../jobs/payloads";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { BUDGET_SCOPES } from "../../../db/schema";
 import { LEDGER_GROUPS, type LedgerRow } from "../../../spend/ledger";
 import type { BudgetView } from "../../../spend/view";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { DISPATCH_STATES, SWARM_TASK_STATUSES } from "../../../db/schema";
 import type { listTasks, TaskView } from "../../../projects/swarm-tasks";
 import { timestamp } from "./common";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ROUTED_BY, SETTLED_TASK_STATUSES } from "../../../db/schema";
 import type { BudgetStatus } from "../../../durable-objects/task-budget";
 import { DEGRADE_STEPS } from "../../../tasks/dispatch/team-fields";

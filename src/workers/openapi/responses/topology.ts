@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { OVERRIDE_STATUSES } from "../../../db/schema";
 import type { topologyView } from "../../../topology/view";
 import { timestamp } from "./common";
