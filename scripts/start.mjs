@@ -273,7 +273,11 @@ try {
   run(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir]);
   log(`starting wrangler dev on ${url}`);
   const devArgs = ["dev", "--test-scheduled", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", stateDir];
-  start("worker", wrangler, [...devArgs, "--show-interactive-dev-session=false"], { ...process.env, CI: "true" }, { group: true });
+  // wrangler dev keeps every span of every request (with each D1 statement's SQL) in a SQLite store
+  // under the state directory, on by default and never pruned: 6.7 MB per 1,500 health checks,
+  // tens of MB a minute under a runner's load. Off unless asked for with X_LOCAL_OBSERVABILITY=true.
+  const devEnv = { ...process.env, CI: "true", X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false" };
+  start("worker", wrangler, [...devArgs, "--show-interactive-dev-session=false"], devEnv, { group: true });
   const health = await waitForHealth(180_000);
   log(`worker is up: version ${health.version}, db ${health.db}`);
   startCron();

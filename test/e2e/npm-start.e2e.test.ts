@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -64,6 +64,9 @@ describe("npm start", () => {
       job = (await (await fetch(`${base}/v1/admin/jobs/${job_id}`, { headers: auth })).json()) as typeof job;
     }
     expect(job).toMatchObject({ status: "completed", result: { runtime: "offline" } });
+    // The state holds the data, not wrangler's per-request trace store, which grows without bound.
+    expect(existsSync(join(scratch, "state/v3/d1"))).toBe(true);
+    expect(existsSync(join(scratch, "state/v3/observability"))).toBe(false);
 
     const tree = descendants(started.pid!);
     expect(tree.length).toBeGreaterThanOrEqual(3);
