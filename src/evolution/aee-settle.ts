@@ -15,7 +15,7 @@ import { advanceRound, recordJobEnd, startRounds } from "./aee-run";
 import type { CaseResult } from "./aee-measure";
 import { changedEntries, isPlaybookConflict, loadPlaybook, playbookWrite } from "./playbook-store";
 import { applySettlements, settleVerdict, type SettleItem } from "./settle";
-import { recordDueApplications } from "./playbook-applications";
+import { pruneInjections, recordDueApplications } from "./playbook-applications";
 import { sweepPlaybook } from "./sweep";
 
 /**
@@ -272,6 +272,7 @@ export async function playbookTick(env: Env, now: Date): Promise<Record<string, 
   const settle = await settleDue(env, now);
   // Before the sweep: an entry used in a conversation that just closed is not `unused`.
   const applications = await recordDueApplications(getDb(env.DB), now);
+  const injectionsPruned = await pruneInjections(getDb(env.DB), now);
   const sweep = await sweepPlaybooks(env, now);
   return {
     rounds_started: started.filter((s) => s.outcome === "started").length,
@@ -285,6 +286,7 @@ export async function playbookTick(env: Env, now: Date): Promise<Record<string, 
     settle_measuring: settle.measuring,
     settle_decided: settle.decided,
     applications_recorded: applications.applications,
+    injections_pruned: injectionsPruned,
     entries_swept: sweep.changes,
   };
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Db } from "../db/client";
 import { conversations, playbookInjections } from "../db/schema";
@@ -18,6 +18,11 @@ import { changedEntries, isPlaybookConflict, loadPlaybook, playbookWrite } from 
  * selection ranks by, and what keeps a used entry from being swept as `unused`.
  */
 export const APPLICATIONS_PER_TICK = 200;
+
+/** A recorded injection's row is kept this long (for a look at what a turn carried), then pruned. */
+export const INJECTIONS_KEPT_MS = 7 * 24 * 3600_000;
+/** Rows pruned per tick at most, so one tick's delete stays small after a long downtime. */
+export const INJECTIONS_PRUNED_PER_TICK = 2000;
 
 /**
  * A closed conversation's outcome for the entries it carried: the router's own reading of the error.
@@ -159,4 +164,17 @@ export async function recordDueApplications(
     }
   }
   return { conversations: recorded, applications };
+}
+
+/**
+ * Drops injection rows nobody reads again: recorded ones past `INJECTIONS_KEPT_MS` (their applications
+ * live in the playbook and in `playbook.applications_recorded`), and unrecorded ones that old whose
+ * conversation no longer exists (the join that records them can never match). Without it the table
+ * grows by every entry of every chat turn for good.
+ */
+export async function pruneInjections(db: Db, now: Date, limit = INJECTIONS_PRUNED_PER_TICK): Promise<number> {
+  const before = new Date(now.getTime() - INJECTIONS_KEPT_MS).toISOString();
+  const doomed = sql`SELECT rowid FROM ${playbookInjections} WHERE ${playbookInjections.at} < ${before} AND (${playbookInjections.recordedAt} IS NOT NULL OR NOT EXISTS (SELECT 1 FROM ${conversations} WHERE ${conversations.id} = ${playbookInjections.conversationId})) LIMIT ${limit}`;
+  const res = await db.run(sql`DELETE FROM ${playbookInjections} WHERE rowid IN (${doomed})`);
+  return res.meta.changes ?? 0;
 }

@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { getDb } from "../../../src/db/client";
 import { playbookTick } from "../../../src/evolution/aee-settle";
+import { pruneInjections } from "../../../src/evolution/playbook-applications";
 import { call, createOperator, createRunner } from "../../factories";
 import { completeStage, failStage, type LeasedStage } from "../../factories/scripted-runner";
 import { eventsOf } from "../../factories/team";
@@ -328,5 +330,44 @@ describe("applications: what a chat turn's entries did", () => {
       .first();
     expect((rows as any).done).toBe((rows as any).n);
     expect((rows as any).n).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe("pruning what chat turns carried", () => {
+  it("drops recorded rows past a week and old rows of conversations that are gone, and keeps the rest", async () => {
+    await putEmployee("pb-prune");
+    const opened = await call("/v1/employees/pb-prune/conversations", { body: { user_id: "ana" } });
+    const live = opened.body.conversation_id as string;
+    const at = await now();
+    const daysAgo = (d: number) => new Date(at.getTime() - d * 24 * 3600_000).toISOString();
+    const rows: [string, number, string, string, string | null][] = [
+      ["cnv_gone_recorded", 1, "pbe_a", daysAgo(8), daysAgo(8)], // recorded, past the week: pruned
+      ["cnv_gone_recent", 1, "pbe_a", daysAgo(1), daysAgo(1)], // recorded yesterday: kept
+      ["cnv_gone_orphan", 1, "pbe_a", daysAgo(8), null], // never recorded, conversation gone: pruned
+      [live, 1, "pbe_a", daysAgo(8), null], // never recorded, conversation still there: kept
+      ["cnv_gone_orphan_new", 1, "pbe_a", daysAgo(2), null], // gone, but not a week old yet: kept
+    ];
+    await env.DB.batch(
+      rows.map(([c, t, e, a, r]) =>
+        env.DB.prepare(
+          "INSERT INTO playbook_injections (conversation_id, turn, entry_id, agent_id, at, recorded_at) VALUES (?, ?, ?, 'pb-prune', ?, ?)",
+        ).bind(c, t, e, a, r),
+      ),
+    );
+    const left = async () =>
+      (
+        await env.DB.prepare("SELECT conversation_id FROM playbook_injections WHERE agent_id = 'pb-prune' ORDER BY conversation_id").all<{
+          conversation_id: string;
+        }>()
+      ).results.map((r) => r.conversation_id);
+
+    // A tick's share is bounded: one row at a time here.
+    expect(await pruneInjections(getDb(env.DB), at, 1)).toBe(1);
+    expect(await pruneInjections(getDb(env.DB), at)).toBe(1);
+    expect(await left()).toEqual(["cnv_gone_orphan_new", "cnv_gone_recent", live].sort());
+    // The playbook tick runs it and says how many it dropped (other tests' recorded rows as well).
+    const tick = await playbookTick(env, new Date(at.getTime() + 7 * 24 * 3600_000));
+    expect(tick.injections_pruned).toBeGreaterThanOrEqual(2);
+    expect(await left()).toEqual([live]);
   });
 });
