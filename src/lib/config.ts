@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import type { z, ZodObject } from "zod";
 import type { Db } from "../db/client";
 import { settings } from "../db/schema";
+import type { Env } from "../env";
 import { AppError, fieldErrorsFromIssues, type FieldError } from "./errors";
 import { appendEvent } from "./events";
 
@@ -23,6 +24,12 @@ export interface ConfigSection<S extends ZodObject = ZodObject> {
    * live runners offer): `council` shows which stages `model_work` turns on.
    */
   present?: (db: Db, value: z.infer<S>, now: Date) => Promise<Record<string, unknown>>;
+  /**
+   * A precondition on what other state a valid value needs, checked before the write (it throws an
+   * `AppError` and nothing is written): `topology_evolution` is not switched on while no human
+   * could approve what it proposes. `old` is the value in force.
+   */
+  admit?: (ctx: { env: Env; db: Db; now: Date }, value: z.infer<S>, old: z.infer<S>) => Promise<void>;
 }
 
 export function defineConfigSection<S extends ZodObject>(
@@ -31,6 +38,7 @@ export function defineConfigSection<S extends ZodObject>(
   options: {
     view?: (value: z.infer<S>) => Record<string, unknown>;
     present?: (db: Db, value: z.infer<S>, now: Date) => Promise<Record<string, unknown>>;
+    admit?: (ctx: { env: Env; db: Db; now: Date }, value: z.infer<S>, old: z.infer<S>) => Promise<void>;
   } = {},
 ): ConfigSection<S> {
   return { name, schema, ...options };
@@ -114,11 +122,17 @@ export async function writeSection<S extends ZodObject>(
   input: unknown,
   actor: string,
   now: Date,
+  env?: Env,
 ): Promise<z.infer<S>> {
   const parsed = section.schema.strict().safeParse(input);
   const errors = parsed.success ? unknownKeys(input, parsed.data) : fieldErrorsFromIssues(parsed.error.issues);
   if (!parsed.success || errors.length > 0) {
     throw new AppError("validation_failed", `config section '${section.name}' is invalid`, { errors });
+  }
+  if (section.admit) {
+    // A section with a precondition cannot be written by a caller that cannot check it.
+    if (!env) throw new Error(`config section '${section.name}' needs the Worker's env to be written`);
+    await section.admit({ env, db, now }, parsed.data as z.infer<S>, await readSection(db, section));
   }
   const value = parsed.data as Record<string, unknown>;
   const at = now.toISOString();

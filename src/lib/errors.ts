@@ -38,6 +38,7 @@ export const ERROR_CODES = [
   "too_many_streams",
   "csrf_failed",
   "employee_retired",
+  "approval_broker_unavailable",
   "unavailable",
   "internal_error",
 ] as const;
@@ -80,6 +81,7 @@ const codeToStatus: Record<ErrorCode, ContentfulStatusCode> = {
   too_many_streams: 429,
   csrf_failed: 403,
   employee_retired: 409,
+  approval_broker_unavailable: 409,
   unavailable: 503,
   internal_error: 500,
 };
@@ -121,6 +123,7 @@ const titles: Record<ErrorCode, string> = {
   too_many_streams: "Too many open event streams",
   csrf_failed: "Form token missing or wrong",
   employee_retired: "Employee retired",
+  approval_broker_unavailable: "No human can approve",
   unavailable: "Service unavailable",
   internal_error: "Internal error",
 };

@@ -1,5 +1,7 @@
 import * as z from "zod";
+import { brokerAvailability } from "../approvals/channels";
 import { defineConfigSection } from "../lib/config";
+import { AppError } from "../lib/errors";
 
 /** `[topology_evolution]` with the seed's keys and defaults (seed 000 "設定"). Off unless enabled. */
 export const topologyConfig = defineConfigSection(
@@ -28,5 +30,20 @@ export const topologyConfig = defineConfigSection(
       .max(30 * 86_400)
       .default(86_400),
   }),
+  {
+    // Seed 000: D5 is off by default and starts only with an approval broker that can reach a human;
+    // a proposal mechanism without its human gate is not allowed to exist. Switching it off, or
+    // changing it while it is already on, is always allowed.
+    admit: async ({ env, db, now }, value, old) => {
+      if (!value.enabled || old.enabled) return;
+      const broker = await brokerAvailability(env, db, now);
+      if (broker.available) return;
+      throw new AppError(
+        "approval_broker_unavailable",
+        "topology evolution needs someone who can approve its proposals: create a manager operator (POST /v1/admin/operators with role manager) or configure an approval channel ([approvals] slack or webhook), then enable it",
+        { extra: { deciders: broker.deciders, channels: broker.channels } },
+      );
+    },
+  },
 );
 export type TopologyConfig = z.infer<typeof topologyConfig.schema>;

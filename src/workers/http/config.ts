@@ -39,7 +39,7 @@ export const configRoutes = new Hono<AppEnv>()
     describe({
       summary: "Replace a config section (validated whole; unknown keys refused at every depth)",
       responses: { 200: configSectionSchema },
-      errors: ["not_found"],
+      errors: ["not_found", "approval_broker_unavailable"],
     }),
     requireAuth({ operator: "admin" }),
     validate("param", sectionParam),
@@ -47,7 +47,7 @@ export const configRoutes = new Hono<AppEnv>()
     async (c) => {
       const section = sectionOrThrow(c.req.valid("param").section);
       const db = getDb(c.env.DB);
-      const value = await writeSection(db, section, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
+      const value = await writeSection(db, section, c.req.valid("json"), c.var.principal.id, c.var.clock.now(), c.env);
       return c.json(await presentSectionAt(db, section, value, c.var.clock.now()));
     },
   );

@@ -764,7 +764,7 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
             errors: [{ path: "", message: err instanceof Error ? err.message : "not JSON" }],
           });
         }
-        return writeSection(db, section, value, c.var.session.principal.id, c.var.clock.now());
+        return writeSection(db, section, value, c.var.session.principal.id, c.var.clock.now(), c.env);
       });
       if (result.ok) return c.redirect(`/console/config/${name}?saved=1`, 303);
       const effective = presentSection(section, await readSection(db, section));

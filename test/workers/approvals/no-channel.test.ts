@@ -25,26 +25,34 @@ describe("no_channel: nobody can decide, decided at request time, fail-closed", 
   });
   afterEach(() => vi.restoreAllMocks());
 
-  it("D5 refuses to propose while the broker would answer no_channel, and proposes once someone can decide", async () => {
+  it("D5 does not start without someone to approve, and stops proposing when the last decider goes", async () => {
     await team("lead", ["alice", "bob"]);
-    await setConfig("topology_evolution", { enabled: true, tick_secs: 60 });
+    // Not even switched on: the seed allows no proposal mechanism without its human gate.
+    const refusedOn = await call("/v1/config/topology_evolution", { method: "PUT", body: { enabled: true, tick_secs: 60 } });
+    expect(refusedOn.status).toBe(409);
+    expect(refusedOn.body).toMatchObject({ code: "approval_broker_unavailable", deciders: 0, channels: [] });
+    expect(refusedOn.body.detail).toContain("manager");
+    expect((await call("/v1/config/topology_evolution")).body.enabled).toBe(false);
     await settledTasks("alice", "billing", [FAILED, FAILED, FAILED, FAILED, FAILED]);
     await settledTasks("bob", "billing", [DONE, DONE, DONE, DONE, DONE]);
+    expect(await tick("topology")).toEqual({ enabled: false });
+
+    const mia = await manager("first-manager");
+    await setConfig("topology_evolution", { enabled: true, tick_secs: 60 });
+    const proposed = await tick("topology");
+    expect(proposed.proposal).toMatchObject({ from_agent: "alice", to_agent: "bob", status: "pending" });
+    await decide(proposed.proposal.approval_id, "deny", mia.token);
+    expect((await tick("topology")).resolved).toEqual([{ proposal_id: proposed.proposal.proposal_id, outcome: "denied" }]);
+
+    // The last decider leaves while D5 is on: it goes on judging what it routed, and proposes nothing.
+    await call(`/v1/admin/operators/${mia.id}`, { method: "DELETE" });
+    await advanceClock(61_000);
     const refused = await tick("topology");
     expect(refused).toMatchObject({ ran: true, proposal: null, refused: "approval_broker_unavailable" });
     const event = (await eventsOf("topology.refused")).at(-1)!;
     expect(event.payload).toMatchObject({ reason: "approval_broker_unavailable", deciders: 0, channels: [] });
     expect((await call("/v1/topology")).body).toMatchObject({ approval_broker_available: false, pending: [] });
-    expect(await eventsOf("topology.proposed")).toEqual([]);
-    expect((await call("/v1/approvals")).body.approvals).toEqual([]);
-
-    const mia = await manager("first-manager");
-    const proposed = await tick("topology");
-    expect(proposed.proposal).toMatchObject({ from_agent: "alice", to_agent: "bob", status: "pending" });
-    await decide(proposed.proposal.approval_id, "deny", mia.token);
-    expect((await tick("topology")).resolved).toEqual([{ proposal_id: proposed.proposal.proposal_id, outcome: "denied" }]);
-    // Back to nobody for the rest of this file.
-    await call(`/v1/admin/operators/${mia.id}`, { method: "DELETE" });
+    // Back to nobody and D5 off for the rest of this file (switching off is always allowed).
     await setConfig("topology_evolution", {});
   });
 

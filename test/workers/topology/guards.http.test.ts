@@ -1,7 +1,7 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { count, eq } from "drizzle-orm";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
 import { topologyDriver, topologyProposals } from "../../../src/db/schema";
 import { topologyConfig } from "../../../src/topology/config";
@@ -33,6 +33,10 @@ async function badEdge(cls: string, from: string, to: string) {
 }
 
 describe("D5 guards", () => {
+  // D5 starts only when someone can approve its proposals.
+  beforeAll(async () => {
+    await manager("gatekeeper");
+  });
   // One proposal per tick period (tick_secs, 60 here): each test starts in a fresh period.
   beforeEach(async () => {
     await setConfig("topology_evolution", { enabled: true, tick_secs: 60, approval_ttl_secs: 3600 });
