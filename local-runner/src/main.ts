@@ -3,8 +3,12 @@
  * become exit codes.
  */
 import { parseCli, USAGE } from "./cli.ts";
+import type { RunnerOptions } from "./cli.ts";
+import { runDoctor } from "./doctor.ts";
 import { EXIT_CODES, exitCodeFor, UsageError } from "./errors.ts";
 import { runRunner } from "./runner.ts";
+import { installService } from "./service.ts";
+import { readTokenFile } from "./token-file.ts";
 
 async function main(argv: readonly string[]): Promise<number> {
   const parsed = parseCli(argv, process.env);
@@ -12,11 +16,15 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return EXIT_CODES.ok;
   }
+  if (parsed.command === "install-service") return installService(parsed.options);
   // Model CLIs inherit our environment and run arbitrary tools: they must not see the runner token.
   delete process.env.CREWPLANE_RUNNER_TOKEN;
+  if (parsed.command === "doctor") return await runDoctor(parsed.options);
+  const options: RunnerOptions =
+    "tokenFile" in parsed ? { ...parsed.options, token: readTokenFile(parsed.tokenFile), tokenSource: "file" } : parsed.options;
   // Everything the runner and its CLIs create (work dirs, run records, CLI output) is owner-only.
   process.umask(0o077);
-  await runRunner(parsed.options);
+  await runRunner(options);
   return EXIT_CODES.ok;
 }
 
