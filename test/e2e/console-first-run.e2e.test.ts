@@ -94,9 +94,22 @@ describe("an empty install, run from the browser", () => {
       expect(await page.getAttribute('#get-started [data-step="2"]', "data-done")).toBe("false");
       await page.screenshot({ path: join(SHOTS, "first-run-empty.png"), fullPage: true });
 
-      // A runner connects (as `npm start` starts one); the panel sees it ask for work.
-      const runnerToken = (await stack.api("/v1/admin/runners", { body: { name: "first-run" } })).body.token as string;
+      // Step 1: a runner token from the fleet page's form (a blank name refused by its field first),
+      // then a runner started with it, as a person would on the host; the panel sees it ask for work.
+      await panel.getByRole("link", { name: "Create a runner token" }).click();
+      await page.waitForURL(/\/console\/runners/);
+      await page.getByLabel("Name").fill("   ");
+      await page.getByRole("button", { name: "Create the token" }).click();
+      await page.waitForSelector('#runner-name[aria-invalid="true"]');
+      expect(await page.locator("#runner-name-errors").textContent()).toBeTruthy();
+      await page.getByLabel("Name").fill("first-run");
+      await page.getByRole("button", { name: "Create the token" }).click();
+      await page.waitForSelector("#runner-created");
+      const runnerToken = (await page.locator("#runner-token").textContent())!.trim();
+      expect(await page.locator("#runner-created").textContent()).toContain(`crewplane-runner --url ${stack.base}`);
+      await page.screenshot({ path: join(SHOTS, "first-run-runner-token.png"), fullPage: true });
       runner = startRunner(stack.base, runnerToken);
+      await page.goto(`${stack.base}/console`);
       await reloadUntil(page, "the runner step done", async () =>
         (await page.getAttribute('#get-started [data-step="1"]', "data-done")) === "true" ? true : undefined,
       );

@@ -40,13 +40,18 @@ export function GetStarted(props: { state: FirstRun; viewer: Viewer; origin: str
             <>
               <p>
                 No runner asked for work in the last ten minutes. On this machine, <code>npm start</code> starts one next to the Worker. On
-                another host, with a runner token (an admin makes one with <code>POST /v1/admin/runners</code>):
+                another host, run one with a runner token:
+              </p>
+              <p>
+                {props.viewer.role === "admin" ? (
+                  <a href="/console/runners#runner-create">Create a runner token</a>
+                ) : (
+                  "An admin creates a runner token on the runner fleet page"
+                )}
+                , then on the host, from a checkout of crewplane:
               </p>
               <pre>
-                <code>
-                  {`curl -X POST ${props.origin}/v1/admin/runners -H "authorization: Bearer $T" -H 'content-type: application/json' -d '{"name":"laptop"}'\n`}
-                  {`CREWPLANE_RUNNER_TOKEN=<runner token> local-runner/bin/crewplane-runner --url ${props.origin}`}
-                </code>
+                <code>{`CREWPLANE_RUNNER_TOKEN=<runner token> local-runner/bin/crewplane-runner --url ${props.origin}`}</code>
               </pre>
               <p>
                 See <a href="/console/runners">the runner fleet</a>.

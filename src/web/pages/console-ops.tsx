@@ -65,12 +65,52 @@ export interface RunnerRow {
   leased_jobs: number;
 }
 
-export function RunnersPage(props: { viewer: Viewer; runners: RunnerRow[] }) {
+/** A runner token just minted: shown on this one response, never again. */
+export interface CreatedRunner {
+  runner_id: string;
+  name: string;
+  token: string;
+}
+
+export function RunnersPage(props: {
+  viewer: Viewer;
+  runners: RunnerRow[];
+  /** The console's origin, for the commands a person copies. */
+  origin: string;
+  created?: CreatedRunner | null;
+  problem?: FormProblem | null;
+  draftName?: string;
+}) {
+  const nameErrors = props.problem?.fields.name;
   return (
     <ConsolePage title="Runner fleet" path="/console/runners" viewer={props.viewer}>
+      {props.created ? <NewRunnerToken created={props.created} origin={props.origin} /> : null}
+      {props.viewer.role === "admin" ? (
+        <form method="post" action="/console/runners" id="runner-create" class="card">
+          <h2>New runner token</h2>
+          <Csrf token={props.viewer.csrf} />
+          <ProblemNote problem={props.problem} />
+          <label for="runner-name">Name</label>
+          <input
+            id="runner-name"
+            name="name"
+            required
+            maxlength={100}
+            value={props.draftName ?? ""}
+            placeholder="laptop"
+            aria-invalid={nameErrors ? "true" : undefined}
+            aria-describedby={nameErrors ? "runner-name-hint runner-name-errors" : "runner-name-hint"}
+          />
+          <p class="meta" id="runner-name-hint">
+            Where the runner runs, so you can tell runners apart. The token is shown once, on the next page.
+          </p>
+          <FieldErrors id="runner-name-errors" errors={nameErrors} />
+          <button type="submit">Create the token</button>
+        </form>
+      ) : null}
       <section id="runners" data-live="runner. job." aria-label="Runners">
         {props.runners.length === 0 ? (
-          <Empty>No runner token yet (POST /v1/admin/runners makes one).</Empty>
+          <Empty>No runner token yet{props.viewer.role === "admin" ? " (the form above makes one)" : " (an admin makes one here)"}.</Empty>
         ) : (
           <div class="table-wrap" tabindex={0} role="group" aria-label="Table (scrolls sideways)">
             <table>
@@ -105,6 +145,32 @@ export function RunnersPage(props: { viewer: Viewer; runners: RunnerRow[] }) {
         )}
       </section>
     </ConsolePage>
+  );
+}
+
+function NewRunnerToken(props: { created: CreatedRunner; origin: string }) {
+  const c = props.created;
+  return (
+    <section id="runner-created" class="card" role="status" aria-labelledby="runner-created-h">
+      <h2 id="runner-created-h">Runner token for {c.name}</h2>
+      <p>
+        Copy it now: it is shown only on this page. The runner is <code>{c.runner_id}</code>.
+      </p>
+      <pre>
+        <code id="runner-token">{c.token}</code>
+      </pre>
+      <p>Run the runner with it, from a checkout of crewplane on the machine that has the model CLIs:</p>
+      <pre>
+        <code>{`CREWPLANE_RUNNER_TOKEN=${c.token} local-runner/bin/crewplane-runner --url ${props.origin}`}</code>
+      </pre>
+      <p>Or install it as a service that reads the token from a file only you can read, and check it:</p>
+      <pre>
+        <code>
+          {`CREWPLANE_RUNNER_TOKEN=${c.token} local-runner/bin/crewplane-runner install-service --url ${props.origin}\n`}
+          {`local-runner/bin/crewplane-runner doctor --url ${props.origin} --token-file ~/.config/crewplane/runner-token`}
+        </code>
+      </pre>
+    </section>
   );
 }
 

@@ -9,7 +9,6 @@ import { openBody, openConversation, sendMessage } from "../../conversations/mes
 import { conversationView, listTurns, requireConversation } from "../../conversations/store";
 import { getDb, type Db } from "../../db/client";
 import { getAuditSealer } from "../../durable-objects/audit-sealer-rpc";
-import { runnerActivityEverywhere } from "../../jobs/inbox-routing";
 import { currentMatrix } from "../../eval/current";
 import { runView } from "../../eval/run";
 import { playbookView, retireBody, retireEntry } from "../../evolution/playbook-ops";
@@ -19,7 +18,6 @@ import { searchMemory } from "../../knowledge/memory";
 import { readWikiPage, searchWiki, wikiSlug } from "../../knowledge/wiki";
 import { BOOTSTRAP_ADMIN_ID, roleAtLeast } from "../../lib/auth";
 import { presentSection, readSection, writeSection } from "../../lib/config";
-import { listCredentials } from "../../lib/credentials";
 import { AppError, notFound } from "../../lib/errors";
 import { label } from "../../lib/validation";
 import { validate } from "../middleware/validate";
@@ -41,7 +39,7 @@ import { ConversationPage } from "../../web/pages/console-conversation";
 import { EmployeePage, EmployeesPage, MemoryPage, WikiPageList } from "../../web/pages/console-employees";
 import { LearningPage, type RetireProblem } from "../../web/pages/console-learning";
 import { MatrixPage, MatrixRunPage } from "../../web/pages/console-matrix";
-import { ActivityPage, AuditPage, ConfigListPage, ConfigSectionPage, RunnersPage } from "../../web/pages/console-ops";
+import { ActivityPage, AuditPage, ConfigListPage, ConfigSectionPage } from "../../web/pages/console-ops";
 import { RolesPage, TaskPage, TasksPage } from "../../web/pages/console-tasks";
 import { TopologyPage } from "../../web/pages/console-topology";
 import { CONFIG_SECTIONS } from "../config-sections";
@@ -53,7 +51,7 @@ import { consoleSessionRoutes } from "./console-session";
 import { consoleSpendRoutes } from "./console-spend";
 import { consoleRoutinesRoutes } from "./console-routines";
 import { consoleOrgRoutes, firstRunPanel } from "./console-org";
-import { runnerView } from "./admin/runners";
+import { consoleRunnersRoutes } from "./console-runners";
 import { withTeam } from "./employees";
 import { eventStream } from "./event-stream";
 import { formProblem, page, problemStatus, readForm } from "./html";
@@ -236,6 +234,7 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
   .route("/", consoleSpendRoutes)
   .route("/", consoleRoutinesRoutes)
   .route("/", consoleOrgRoutes)
+  .route("/", consoleRunnersRoutes)
   .use("*", htmlPages())
   .get(
     "/",
@@ -694,19 +693,6 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
     validate("param", z.object({ run_id: z.string().regex(/^evr_[0-9a-f]{16}$/, "a run id") })),
     async (c) => {
       return page(c, <MatrixRunPage viewer={viewerOf(c)} run={await runView(getDb(c.env.DB), c.req.valid("param").run_id)} />);
-    },
-  )
-  .get(
-    "/runners",
-    describe({ summary: "The runners page", responses: { 200: pageDoc("Every runner token (up to 500) with its activity") } }),
-    viewer,
-    async (c) => {
-      const [list, activity] = await Promise.all([
-        listCredentials(getDb(c.env.DB), "runner", { limit: 500 }),
-        runnerActivityEverywhere(c.env),
-      ]);
-      const byId = new Map(activity.map((a) => [a.runner_id, a]));
-      return page(c, <RunnersPage viewer={viewerOf(c)} runners={list.items.map((r) => runnerView(r, byId.get(r.id)))} />);
     },
   )
   .get(

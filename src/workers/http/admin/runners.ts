@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import * as z from "zod";
-import { getDb } from "../../../db/client";
+import { getDb, type Db } from "../../../db/client";
 import type { credentials } from "../../../db/schema";
 import type { RunnerActivity } from "../../../durable-objects/runner-inbox-rpc";
 import { revokeEverywhere, runnerActivityEverywhere } from "../../../jobs/inbox-routing";
@@ -15,7 +15,7 @@ import type { AppEnv } from "../../app-env";
 import { describe } from "../../openapi/describe";
 import { runnerCreatedSchema, runnerPageSchema, runnerRevokedSchema, runnerSchema } from "../../openapi/responses/admin";
 
-const newRunner = z.strictObject({ name: label(100) });
+export const newRunner = z.strictObject({ name: label(100) });
 const runnerParam = z.object({ id: z.string().min(1).max(64) });
 
 export function runnerView(r: typeof credentials.$inferSelect, activity: RunnerActivity | undefined) {
@@ -30,6 +30,16 @@ export function runnerView(r: typeof credentials.$inferSelect, activity: RunnerA
   };
 }
 
+/** Mints a runner token with its `runner.created` event (the API's and the console's create). Shown once. */
+export async function createRunnerToken(db: Db, name: string, by: string, now: Date) {
+  const cred = await mintCredential(db, { kind: "runner", name }, now);
+  await db.batch([
+    cred.insert,
+    appendEvent(db, { type: "runner.created", subject: cred.id, payload: { runner_id: cred.id, name, by } }, now),
+  ]);
+  return { runner_id: cred.id, name, token: cred.token };
+}
+
 export const runnersRoutes = new Hono<AppEnv>()
   .post(
     "/",
@@ -38,14 +48,7 @@ export const runnersRoutes = new Hono<AppEnv>()
     validate("json", newRunner),
     async (c) => {
       const { name } = c.req.valid("json");
-      const db = getDb(c.env.DB);
-      const now = c.var.clock.now();
-      const cred = await mintCredential(db, { kind: "runner", name }, now);
-      await db.batch([
-        cred.insert,
-        appendEvent(db, { type: "runner.created", subject: cred.id, payload: { runner_id: cred.id, name, by: c.var.principal.id } }, now),
-      ]);
-      return c.json({ runner_id: cred.id, name, token: cred.token }, 201);
+      return c.json(await createRunnerToken(getDb(c.env.DB), name, c.var.principal.id, c.var.clock.now()), 201);
     },
   )
   // The fleet at a glance: every runner token, when it last asked for work, how many jobs it holds
