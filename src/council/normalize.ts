@@ -19,22 +19,28 @@ import confusables from "unhomoglyph/data.json";
  * 4. Combining marks on ASCII letters go (accents, "zalgo" strokes); then NFKC recomposes the rest
  *    (kana voicing marks).
  * 5. Spaces between CJK characters go ("以前 の 指示" reads as "以前の指示"); whitespace runs
- *    become one space.
- * 6. Shell spellings that mean the same command: `${IFS}` is a space, `''`/`""`/`\` inside a word
- *    vanish (`r''m` is `rm`), `/./` and repeated slashes (not after a scheme's `:`) are one `/`.
+ *    become one space (`lines: true` keeps a run that holds a line break as one "\n", for patterns
+ *    that look at line starts).
+ * 6. Shell and script spellings that mean the same command: a line continuation (`\` at a line end)
+ *    and `${IFS}` are a space; `''`/`""` inside a word or flag vanish (`r''m`, `u''+s`); a `\`
+ *    before a letter inside a word or at a word's start vanishes (`r\m`, `\c\u\r\l`, `-\e`);
+ *    adjacent string literals joined by `+` or `.` are one literal (`'r'+'m'`, `"c"."url"`); `/./`
+ *    and repeated slashes (not after a scheme's `:`) are one `/`.
  */
-export function normalizeForScan(text: string, opts: { ignorable?: "strip" | "space" } = {}): string {
+export function normalizeForScan(text: string, opts: { ignorable?: "strip" | "space"; lines?: boolean } = {}): string {
   const ignorable = opts.ignorable === "space" ? " " : "";
+  const collapse = (t: string) => t.replace(/\s+/gu, (run) => (opts.lines && /[\n\r\u2028\u2029\v\f\x85]/u.test(run) ? "\n" : " "));
   let s = foldConfusables(text.replace(DEFAULT_IGNORABLE, ignorable).normalize("NFKD")).toLowerCase();
   s = s.replace(MARKS_ON_ASCII, "").normalize("NFKC").replace(DEFAULT_IGNORABLE, ignorable).toLowerCase();
-  s = s.replace(CJK_GAP, "").replace(/\s+/gu, " ");
+  s = collapse(s.replace(/\\[ \t]*\r?\n/g, " ").replace(CJK_GAP, ""));
   s = s
     .replace(/\$\{ifs\}|\$ifs\b/g, " ")
-    .replace(/(?<=\w)(?:''|"")+(?=\w)/g, "")
-    .replace(/(?<=[a-z])\\(?=[a-z])/g, "")
+    .replace(/(?<=[\w+\-/.])(?:''|"")+(?=[\w+\-/.])/g, "")
+    .replace(/(?<=[a-z\s;|&(='"-]|^)\\(?=[a-z])/g, "")
+    .replace(/(['"])[ \t]*(?:\+|\.)[ \t]*\1/g, "")
     .replace(/\/(?:\.\/)+/g, "/")
     .replace(/(?<![:/])\/{2,}/g, "/");
-  return s.replace(/\s+/gu, " ").trim();
+  return collapse(s).trim();
 }
 
 /** Whether the text holds a default-ignorable code point (then the scan reads it both ways). */

@@ -1,4 +1,18 @@
+import { decodedForms } from "./decode";
 import { hasIgnorable, normalizeForScan } from "./normalize";
+import {
+  CMD_INTERPRETER,
+  CREDENTIAL_READ,
+  DESTRUCTIVE_EXTRA,
+  EXFIL_EXTRA,
+  MALWARE_EXTRA,
+  PI_ENVELOPE,
+  PRIVESC_EXTRA,
+  RCE_EXTRA,
+  SCRIPT_EXTRA,
+  SQL_STATEMENTS,
+  SSRF_EXTRA,
+} from "./scan-rules";
 
 /**
  * The static security scan (seed 004, third screening layer, zero model cost): 12 attack
@@ -73,7 +87,8 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
       String.raw`\b(?:you are now|from now on,? you are|act as|pretend (?:to be|you are))\b[^.]{0,40}?(?:\bdan\b|\bjailbroken\b|\bunrestricted\b|\bunfiltered\b|without (?:any )?(?:restrictions|limits|rules|filters|guardrails))` +
         String.raw`|\b(?:enable|enter|activate|switch to|switch into)\s+(?:dan|jailbreak|jailbroken|developer|god|unrestricted|unfiltered)\s+mode\b` +
         String.raw`|(?:制限|フィルター|安全装置|ガードレール)(?:を|は)(?:全て|すべて)?(?:解除|無効|外)|脱獄モード|開発者モードに` +
-        String.raw`|(?:解除|取消|绕过|繞過)(?:所有|一切)?(?:的)?(?:限制|安全限制|过滤|過濾)|越狱模式|越獄模式`,
+        String.raw`|(?:解除|取消|绕过|繞過)(?:所有|一切)?(?:的)?(?:限制|安全限制|过滤|過濾)|越狱模式|越獄模式` +
+        `|${PI_ENVELOPE}`,
       "u",
     ),
   },
@@ -81,7 +96,7 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
     id: "pi_prompt_exfiltration",
     category: "prompt_injection",
     regex: new RegExp(
-      String.raw`\b(?:reveal|print|show|repeat|output|leak|dump|tell me|disclose|give me)\b${GAP}(?:system|hidden|initial|original|secret)\s+(?:prompt|instructions?|message)s?\b` +
+      String.raw`\b(?:reveal|print|show|repeat|output|leak|dump|tell me|disclose|give me)(?:s|ing)?\b${GAP}(?:system|hidden|initial|original|secret)\s+(?:prompt|instructions?|message)s?\b` +
         String.raw`|システム(?:プロンプト|指示|メッセージ)(?:を|の内容を)(?:全て|すべて)?(?:表示|教え|出力|見せ|開示)` +
         String.raw`|(?:显示|顯示|输出|輸出|告诉我|告訴我|泄露|洩露|打印)(?:你的)?(?:系统|系統)(?:提示词|提示詞|提示|指令)`,
       "u",
@@ -91,11 +106,13 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
     id: "command_chain",
     category: "command_injection",
     regex: new RegExp(
-      String.raw`(?:[;&|]|\$\(|` +
+      String.raw`(?:[;&|]|\$\()\s*(?:sudo\s+(?:-\S+\s+)*)?(?:${BIN}(?:rm|curl|wget|nc|ncat|bash|sh|zsh|dash|ksh|chmod|chown|mkfifo)(?=[\s;&|)` +
         "`" +
-        String.raw`)\s*(?:sudo\s+(?:-\S+\s+)*)?(?:${BIN}(?:rm|curl|wget|nc|ncat|bash|sh|zsh|dash|ksh|chmod|chown|mkfifo)(?=[\s;&|)` +
-        "`" +
-        String.raw`]|$)|${BIN}(?:python[23]?|perl|ruby|node|php)\s+-[ce]\b)`,
+        String.raw`]|$)|${BIN}(?:python[23]?|perl|ruby|node|php)\s+-[ce]\b)` +
+        // Backticks also open inline code in Markdown (`chmod 644 x`): there only fetchers and rm count.
+        "|`" +
+        String.raw`\s*(?:sudo\s+)?${BIN}(?:rm|curl|wget|nc|ncat|mkfifo)\s` +
+        `|${CMD_INTERPRETER}`,
       "u",
     ),
   },
@@ -106,35 +123,46 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
       String.raw`\.ssh\/id_(?:rsa|ed25519|ecdsa|dsa)|\.aws\/credentials|\/etc\/shadow` +
         String.raw`|\b(?:steal|exfiltrate|harvest|dump|grab|send me)\b(?:\s+\S+){0,4}?\s+(?:passwords?|credentials?|api[ _-]?keys?|secrets?|tokens?|private keys?|session cookies?|seed phrases?)\b` +
         String.raw`|(?:パスワード|認証情報|秘密鍵|apiキー|トークン)(?:を|は)(?:全て|すべて)?(?:盗|抜き取|収集して送)` +
-        String.raw`|(?:窃取|竊取|盗取|盜取)(?:用户|用戶)?(?:的)?(?:密码|密碼|凭证|憑證|密钥|密鑰|令牌)`,
+        String.raw`|(?:窃取|竊取|盗取|盜取)(?:用户|用戶)?(?:的)?(?:密码|密碼|凭证|憑證|密钥|密鑰|令牌)` +
+        `|${CREDENTIAL_READ}`,
       "u",
     ),
   },
   {
     id: "sql_tautology_union",
     category: "sql_injection",
-    regex:
-      /['"]\s*(?:or|and)\s+(?:'[^']*'|"[^"]*"|\d+)\s*=\s*(?:'[^']*'?|"[^"]*"?|\d+)|\bunion\s+(?:all\s+)?select\b|;\s*drop\s+table\b|'\s*;\s*--/u,
+    regex: new RegExp(
+      String.raw`['"]\s*(?:or|and)\s+(?:'[^']*'|"[^"]*"|\d+)\s*=\s*(?:'[^']*'?|"[^"]*"?|\d+)|;\s*drop\s+table\b|'\s*;\s*--` +
+        `|${SQL_STATEMENTS}`,
+      "u",
+    ),
   },
   {
     id: "path_traversal",
     category: "path_traversal",
-    regex: /(?:\.\.[/\\]){2,}|%2e%2e(?:%2f|%5c|[/\\])|\.\.(?:%2f|%5c)/u,
+    // `....//` survives a filter that strips `../` once.
+    regex: /(?:\.\.\.?\.?[/\\]){2,}|%2e%2e(?:%2f|%5c|[/\\])|\.\.(?:%2f|%5c)/u,
   },
   {
     id: "script_injection",
     category: "script_injection",
     // A script element with content or a source, not the word "<script>" in a sentence about escaping it.
-    regex:
-      /<\s*script\b[^>]*>[^<]{0,500}<\s*\/\s*script|<\s*script\b[^>]*\bsrc\s*=|\bjavascript:\S|<[^>]*\bon(?:error|load|mouseover|click)\s*=/u,
+    regex: new RegExp(
+      String.raw`<\s*script\b[^>]*>[^<]{0,500}<\s*\/\s*script|<\s*script\b[^>]*\bsrc\s*=|\bjavascript:\S|<[^>]*\bon(?:error|load|mouseover|click)\s*=` +
+        `|${SCRIPT_EXTRA}`,
+      "u",
+    ),
   },
   {
     id: "ssrf_internal",
     category: "ssrf",
     // The metadata endpoints when something is to be fetched from them (a URL, a fetch verb), not
     // a rule that blocks them.
-    regex:
-      /(?:https?:\/\/|\b(?:fetch|curl|wget|get|call|request|query|hit|read)\s+(?:\S+\s+){0,2}?)(?:169\.254\.169\.254|metadata\.google\.internal)|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::\d+)?\/(?:admin|internal|debug|metadata)\b|\bfile:\/\/\//u,
+    regex: new RegExp(
+      String.raw`(?:https?:\/\/|\b(?:fetch|curl|wget|get|call|request|query|hit|read)\s+(?:\S+\s+){0,2}?)(?:169\.254\.169\.254|metadata\.google\.internal)|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::\d+)?\/(?:admin|internal|debug|metadata)\b|\bfile:\/\/\/` +
+        `|${SSRF_EXTRA}`,
+      "u",
+    ),
   },
   {
     id: "remote_code_execution",
@@ -142,7 +170,8 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
     regex: new RegExp(
       String.raw`\b(?:curl|wget)\b[^|\n]{0,200}\|\s*(?:sudo\s+(?:-\S+\s+)*)?${SHELL}` +
         String.raw`|\b(?:ba|z|da|k)?sh\s+(?:-c\s+)?["']?\s*(?:<\(|\$\()\s*(?:curl|wget)\b` +
-        String.raw`|\beval\s*\(\s*(?:atob|base64|request|fetch|input)|\bbase64\s+(?:-d|--decode)\b[^|\n]{0,100}\|\s*${SHELL}|\bpowershell\b[^\n]{0,40}\s-(?:enc|encodedcommand)\b`,
+        String.raw`|\beval\s*\(\s*(?:atob|base64|request|fetch|input)|\bbase64\s+(?:-d|--decode)\b[^|\n]{0,100}\|\s*${SHELL}|\bpowershell\b[^\n]{0,40}\s-(?:enc|encodedcommand)\b` +
+        `|${RCE_EXTRA}`,
       "u",
     ),
   },
@@ -152,15 +181,19 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
     regex: new RegExp(
       String.raw`\bexfiltrate\s+(?:the|all|user|users'?|customer|every|private)\b|\bwebhook\.site\b|\brequestbin\b|\bpastebin\.com\/raw\b` +
         String.raw`|(?:ユーザー|顧客|個人)(?:の)?(?:データ|情報)を(?:外部に)?(?:持ち出|流出させ)` +
-        String.raw`|(?:把|将|將)?(?:用户|用戶)(?:的)?(?:数据|資料|数据库|資料庫)(?:外泄|外洩|泄露给|洩露給|发送到外部|發送到外部)`,
+        String.raw`|(?:把|将|將)?(?:用户|用戶)(?:的)?(?:数据|資料|数据库|資料庫)(?:外泄|外洩|泄露给|洩露給|发送到外部|發送到外部)` +
+        `|${EXFIL_EXTRA}`,
       "u",
     ),
   },
   {
     id: "privilege_escalation",
     category: "privilege_escalation",
-    regex:
-      /\bsudo\s+(?:-[a-z]+\s+(?:root\s+)?)*(?:su\b|-i\b|-s\b|chmod\b|rm\b|bash\b|sh\b)|\bchmod\s+(?:-\S+\s+)*(?:0?777|u\+s|[0-7]?4755|a\+rwx)(?=\s|$)|\b(?:disable|bypass|turn off|remove)\s+(?:the\s+|all\s+)?(?:authentication|auth checks?|2fa|mfa|sandbox(?:ing)?|access controls?|permission checks?)\b|\bgrant\s+(?:myself|me|itself)\s+(?:admin|root)\b/u,
+    regex: new RegExp(
+      String.raw`\bsudo\s+(?:-[a-z]+\s+(?:root\s+)?)*(?:su\b|-i\b|-s\b|chmod\b|rm\b|bash\b|sh\b)|\bchmod\s+(?:-\S+\s+)*(?:0?777|u\+s|[0-7]?4755|a\+rwx)(?=\s|$)|\b(?:disable|bypass|turn off|remove)\s+(?:the\s+|all\s+)?(?:authentication|auth checks?|2fa|mfa|sandbox(?:ing)?|access controls?|permission checks?)\b|\bgrant\s+(?:myself|me|itself)\s+(?:admin|root)\b` +
+        `|${PRIVESC_EXTRA}`,
+      "u",
+    ),
   },
   {
     id: "malware",
@@ -168,7 +201,8 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
     regex: new RegExp(
       String.raw`\b(?:deploy|install|build|write|spread|distribute|create|embed)\s+(?:a\s+|an\s+|the\s+|our\s+)?(?:xmrig|cryptominer|crypto miner|keylogger|ransomware|botnet|rootkit|backdoor)s?\b|\bxmrig\b|\bcoinhive\b` +
         String.raw`|(?:マルウェア|ランサムウェア|キーロガー|バックドア)(?:を|は)(?:作|配布|仕込)` +
-        String.raw`|(?:编写|編寫|植入|传播|傳播)(?:恶意软件|惡意軟體|勒索软件|勒索軟體|木马|木馬|后门|後門)`,
+        String.raw`|(?:编写|編寫|植入|传播|傳播)(?:恶意软件|惡意軟體|勒索软件|勒索軟體|木马|木馬|后门|後門)` +
+        `|${MALWARE_EXTRA}`,
       "u",
     ),
   },
@@ -180,7 +214,8 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
       String.raw`\brm\s+(?=(?:-[a-z-]*\s+)*(?:-[a-z]*r|--recursive\b))(?:-[a-z-]*\s+)+(?:\/(?=\s|$|\*)|\/(?:bin|boot|dev|etc|home|lib|opt|root|sbin|srv|sys|usr|var)\/?(?=\s|$)|~\/?(?=\s|$)|\*(?=\s|$)|\$home\b|\$\{home\})` +
         String.raw`|\bdrop\s+(?:database|schema)\b|\bmkfs(?:\.\w+)?\s+(?:\S+\s+){0,4}?\/dev\/|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bformat\s+c:|\bdd\s+(?:\S+\s+){0,4}?of=\/dev\/(?!null\b)` +
         String.raw`|(?:全て|すべて|全部)の(?:データ|ファイル)を(?:削除|消去)(?!しない|せず)` +
-        String.raw`|(?:删除|刪除)(?:所有|全部)(?:的)?(?:数据|文件|資料|檔案)`,
+        String.raw`|(?:删除|刪除)(?:所有|全部)(?:的)?(?:数据|文件|資料|檔案)` +
+        `|${DESTRUCTIVE_EXTRA}`,
       "u",
     ),
   },
@@ -198,8 +233,9 @@ export interface ScanResult {
  */
 export function scanText(...parts: (string | undefined | null)[]): ScanResult {
   const raw = parts.filter((p): p is string => typeof p === "string").join("\n");
-  const texts = [normalizeForScan(raw)];
+  const texts = [normalizeForScan(raw), normalizeForScan(raw, { lines: true })];
   if (hasIgnorable(raw)) texts.push(normalizeForScan(raw, { ignorable: "space" }));
+  for (const decoded of decodedForms(raw)) texts.push(normalizeForScan(decoded, { lines: true }));
   const hits = SCAN_PATTERNS.filter((p) => texts.some((t) => p.regex.test(t)));
   const categories = [...new Set(hits.map((h) => h.category))];
   return { clean: hits.length === 0, categories, patterns: hits.map((h) => h.id) };
