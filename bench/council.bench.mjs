@@ -28,8 +28,11 @@ export default {
   async run(ctx) {
     const { product, options, log } = ctx;
     const smoke = options.smoke;
-    const nodeCount = smoke ? 60 : NODES;
-    const sessionCount = smoke ? 4 : SESSIONS;
+    // A node posts at most 30 dialogs in one session (a product rule, 429 rate_limited past it), so
+    // the smoke run needs enough (session, poster) pairs that 2 s at full speed stays under the cap:
+    // with 4 sessions a fast machine reached it (about 940 posts over 32 pairs).
+    const nodeCount = smoke ? 150 : NODES;
+    const sessionCount = smoke ? 12 : SESSIONS;
     const env = await product.env();
     log(`registering ${nodeCount} nodes`);
     const nodes = await register(product, nodeCount, 8);

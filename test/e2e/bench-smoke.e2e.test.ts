@@ -16,11 +16,13 @@ function runSmoke(): Promise<{ code: number | null; output: string }> {
 describe("benchmarks (smoke mode)", () => {
   it("runs every registered benchmark against the baseline Worker and passes its end-of-run checks", { timeout: 600_000 }, async () => {
     const { code, output } = await runSmoke();
-    if (code !== 0) console.error(output.slice(-8_000));
+    // On failure, name the failed checks first: the tail of the output may belong to a later benchmark.
+    const failedChecks = output.split("\n").filter((line) => line.startsWith("FAIL "));
+    if (code !== 0) console.error(`${failedChecks.join("\n")}\n---\n${output.slice(-8_000)}`);
+    expect(failedChecks).toEqual([]);
     expect(code).toBe(0);
     for (const name of ["runner-protocol", "inbox-growth", "inbox-ceiling", "topology-tick"])
       expect(output).toContain(`## ${name} (smoke)`);
-    expect(output).not.toMatch(/^FAIL /m);
     expect(output).toMatch(/^ok {3}no job handed out twice/m);
   });
 });

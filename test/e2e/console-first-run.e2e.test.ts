@@ -1,10 +1,9 @@
 /**
  * An empty install run from the browser alone (Chromium from `@sparticuz/chromium`, driven by
  * `playwright-core`): log in with the admin token at the form, read the "Get started" panel, see
- * the runner connect, create an employee on the `offline` runtime with the form, give it a goal
- * with the form, and watch the task page until the goal's round has run on the real runner. The
- * test never calls the API itself, except to mint the runner's token as `npm start` does for its
- * own runner (the console has no form for that yet). Every page visited: no page error, no console
+ * mint a runner token on the fleet page and see the runner connect, create an employee on the
+ * `offline` runtime with the form, give it a goal with the form, and watch the task page until the
+ * goal's round has run on the real runner. The test never calls the API itself. Every page visited: no page error, no console
  * error; the employee and approvals pages also at a phone's viewport without sideways scrolling.
  */
 import { mkdirSync } from "node:fs";
@@ -172,9 +171,10 @@ describe("an empty install, run from the browser", () => {
       // Every step done: the home page no longer shows the panel.
       await page.goto(`${stack.base}/console`);
       expect(await page.locator("#get-started").count()).toBe(0);
-      // The one refusal this test asked for (the invalid id) is logged by Chromium as a failed load; nothing else may be.
-      const refusal = /\/console\/employees: Failed to load resource: the server responded with a status of 422/;
-      expect(errors.filter((e) => refusal.test(e))).toHaveLength(1);
+      // The two refusals this test asked for (the blank runner name, the invalid employee id) are
+      // logged by Chromium as failed loads; nothing else may be.
+      const refusal = /\/console\/(runners|employees): Failed to load resource: the server responded with a status of 422/;
+      expect(errors.filter((e) => refusal.test(e))).toHaveLength(2);
       expect(errors.filter((e) => !refusal.test(e))).toEqual([]);
     } finally {
       await context.close();
