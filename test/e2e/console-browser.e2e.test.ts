@@ -122,6 +122,9 @@ const CONSOLE = [
   "/console/tasks",
   "/console/matrix",
   "/console/runners",
+  "/console/spend",
+  "/console/routines",
+  "/console/employees/new",
   "/console/audit",
   "/console/config",
   "/console/config/topology_evolution",
@@ -156,6 +159,28 @@ afterAll(async () => {
 describe("the web console and the public pages in Chromium", () => {
   it("answers every page 200 with no console error in a fresh state", { timeout: 600_000 }, async () => {
     await sweep("fresh", [...PUBLIC, ...CONSOLE], tokens.admin);
+  });
+
+  it("draws the pages under a POSIX locale (Linux Chromium's navigator.language en-US@posix) without an error", async () => {
+    const { context, page, errors } = await person(tokens.viewer);
+    try {
+      // What Chromium reports under LANG=C.UTF-8 / a POSIX locale: a tag Intl refuses with a RangeError.
+      await context.addInitScript(() => {
+        Object.defineProperty(Navigator.prototype, "language", { get: () => "en-US@posix" });
+        Object.defineProperty(Navigator.prototype, "languages", { get: () => ["en-US@posix"] });
+      });
+      for (const path of ["/console", "/console/spend", "/console/employees", "/console/tasks"]) {
+        const res = await page.goto(`${stack.base}${path}`);
+        expect(res?.status(), path).toBe(200);
+        // The page's scripts ran (deferred scripts run before the load event) and the fallback took
+        // the tag without its variant.
+        await page.waitForLoadState("load");
+        expect(await page.evaluate("navigator.language"), path).toBe("en-US");
+      }
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
   });
 
   it("logs in at the form into an HttpOnly, Secure, SameSite=Strict cookie, and logs out", async () => {
