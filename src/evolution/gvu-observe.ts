@@ -9,6 +9,7 @@ import type { JobEnd } from "../jobs/job-end";
 import { resolveSoulApprovals, rollbackContext } from "./gvu-apply";
 import { metricsOf, versionMetrics } from "./gvu-metrics";
 import { advanceRound, startGvuRounds } from "./gvu-round";
+import { consolidateSouls } from "./soul-consolidation-run";
 import { observationVerdict } from "./observation";
 import { readRollbackDiff } from "./soul-crypto";
 import { findSoulVersion, latestVersionNumber, loadContract, loadSoul, soulVersionStatements } from "./soul-store";
@@ -255,6 +256,7 @@ export async function gvuTick(env: Env, now: Date): Promise<Record<string, unkno
   const recovered = await recoverLostJobEnds(env, now);
   const approvals = await resolveSoulApprovals(env, now);
   const observed = await observeSoulVersions(env, now);
+  const consolidations = await consolidateSouls(env, now);
   return {
     started: started.filter((s) => s.outcome === "started").length,
     skipped: started.filter((s) => s.outcome === "skipped").length,
@@ -262,5 +264,6 @@ export async function gvuTick(env: Env, now: Date): Promise<Record<string, unkno
     recovered,
     approvals: approvals.filter((a) => a.outcome !== "pending"),
     observed,
+    consolidations: consolidations.filter((c) => c.outcome !== "not_needed"),
   };
 }

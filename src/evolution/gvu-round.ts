@@ -31,6 +31,7 @@ import {
 import { applyOrAskApproval } from "./gvu-apply";
 import { findRound, finishRound, guardedBatch, roundStep } from "./gvu-round-store";
 import { listSoulVersions, loadContract, loadSoul, type CurrentSoul } from "./soul-store";
+import { consolidationDue } from "./soul-consolidation-run";
 import { gvuMayWriteSoul } from "./soul-run";
 import { acceptedEmergencies, endRequest, isRequestTaken, takeRequest } from "./triggers";
 
@@ -130,6 +131,10 @@ async function startFor(env: Env, db: Db, req: EvolutionRequestRow, now: Date): 
     const reason = active?.status === "awaiting_approval" && pre.outcome.reason === "observing" ? "awaiting_approval" : pre.outcome.reason;
     return skipRound(env, db, req, soul, cfg, reason, now);
   }
+  // A SOUL at its cap cannot take an append (L1 soul_too_large, every generation): rather than spend
+  // three generator calls on it again, the round waits for the consolidation the `gvu` tick starts.
+  const atCap = await consolidationDue(db, req.agentId, soul, cfg);
+  if (atCap) return skipRound(env, db, req, soul, cfg, "soul_at_cap", now);
 
   const lock = getAgentLock(env, req.agentId);
   const held = await lock.acquire({ holder: req.id, ttl_ms: GVU_LOCK_MS, now: now.getTime() });

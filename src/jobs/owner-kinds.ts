@@ -16,5 +16,6 @@ export const OWNER_KINDS = [
   "aee_round",
   "playbook_settle",
   "gvu_round",
+  "soul_consolidation",
 ] as const;
 export type OwnerKind = (typeof OWNER_KINDS)[number];

@@ -4,6 +4,7 @@ import { loadClock } from "../lib/clock";
 import { onAeeJobEnd } from "../evolution/aee-run";
 import { onSettleJobEnd } from "../evolution/aee-settle";
 import { onGvuJobEnd } from "../evolution/gvu-round";
+import { onConsolidationJobEnd } from "../evolution/soul-consolidation-run";
 import { onReflectionJobEnd } from "../evolution/reflection-handler";
 import { recordRunSoulGuard } from "../evolution/soul-guard";
 import { onReplyJobEnd } from "../conversations/replies";
@@ -50,6 +51,8 @@ export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<Owne
   ["playbook_settle", onSettleJobEnd],
   // A legacy GVU round's generator and judge (seed 003 §4.2): the round moves on.
   ["gvu_round", onGvuJobEnd],
+  // A SOUL over (or at) its cap rewritten shorter (seed 003 v3 cap deadlock release): applied or refused.
+  ["soul_consolidation", onConsolidationJobEnd],
 ]);
 
 /** Calls the owner's handler; an owner kind nobody handles is an error (retried, then recorded). */

@@ -5,12 +5,13 @@ import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlit
  * version is a row (`soul_versions`); `soul_heads` is the current pointer and the soul guard's
  * fingerprint, kept apart from the content row (and from any workspace the runner renders it into).
  * At most 10 backup versions are kept besides the current one (older ones are pruned; never the current).
+ * Sources: `consolidation` is the SOUL rewritten shorter when it met its 50 KB cap (soul-consolidate.ts).
  */
-export const SOUL_SOURCES = ["bootstrap", "operator", "gvu", "rollback"] as const;
+export const SOUL_SOURCES = ["bootstrap", "operator", "gvu", "rollback", "consolidation"] as const;
 export type SoulSource = (typeof SOUL_SOURCES)[number];
 /**
  * A GVU version's observation state (§4.8); null for versions nobody observes (operator, bootstrap,
- * rollback). `superseded`: an operator replaced the SOUL while the version was still observed, so
+ * rollback, consolidation). `superseded`: an operator replaced the SOUL while the version was still observed, so
  * it was never judged (and is not rolled back over the operator's text).
  */
 export const SOUL_VERSION_STATUSES = ["observing", "confirmed", "rolled_back", "superseded"] as const;
