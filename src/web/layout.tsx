@@ -45,6 +45,7 @@ const CONSOLE_LINKS = [
   ["/console/matrix", "Matrix"],
   ["/console/spend", "Spend"],
   ["/console/runners", "Runners"],
+  ["/console/operators", "Operators", "admin"],
   ["/console/audit", "Audit"],
   ["/console/config", "Config"],
 ] as const;

@@ -122,6 +122,7 @@ const CONSOLE = [
   "/console/tasks",
   "/console/matrix",
   "/console/runners",
+  "/console/operators",
   "/console/spend",
   "/console/routines",
   "/console/employees/new",

@@ -10,7 +10,7 @@ export interface GoalDraft {
 }
 
 /** Messages for a field path and every path under it (`acceptance_criteria.2`). */
-function errorsUnder(problem: FormProblem | null | undefined, path: string): string[] | undefined {
+export function errorsUnder(problem: FormProblem | null | undefined, path: string): string[] | undefined {
   if (!problem) return undefined;
   const out = Object.entries(problem.fields)
     .filter(([p]) => p === path || p.startsWith(`${path}.`))

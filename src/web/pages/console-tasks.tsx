@@ -2,9 +2,10 @@
 import type { roleTurnsView } from "../../team/views";
 import type { costByRole } from "../../team/ledger";
 import type { taskView } from "../../tasks/view";
-import { Badge, Data, Empty, Num, Tabs, Time, Unknown } from "../components/common";
+import { Badge, Data, Empty, Num, Tabs, Time, Unknown, type FormProblem } from "../components/common";
 import type { Viewer } from "../layout";
 import { ConsolePage } from "./console-shell";
+import { CancelTaskSection, NewTaskSection, type AssigneeChoice, type TaskDraft } from "./console-task-form";
 
 type Task = ReturnType<typeof taskView>;
 
@@ -51,9 +52,17 @@ export function TaskTable(props: { tasks: Task[] }) {
   );
 }
 
-export function TasksPage(props: { viewer: Viewer; tasks: Task[] }) {
+export function TasksPage(props: {
+  viewer: Viewer;
+  tasks: Task[];
+  /** Active employees the new-task form may address a task to. */
+  employees: AssigneeChoice[];
+  problem?: FormProblem | null;
+  draft?: TaskDraft;
+}) {
   return (
     <ConsolePage title="Tasks" path="/console/tasks" viewer={props.viewer}>
+      <NewTaskSection viewer={props.viewer} employees={props.employees} problem={props.problem} draft={props.draft} />
       <section id="tasks" data-live="task. team. goal." aria-label="Recent tasks">
         <TaskTable tasks={props.tasks} />
       </section>
@@ -74,7 +83,7 @@ function TaskTabs(props: { id: string; tab: "overview" | "roles" }) {
 }
 
 /** `GET /v1/tasks/:id` as a page: the task, its goal loop, and the team's spec, gate and rounds. */
-export function TaskPage(props: { viewer: Viewer; task: Task & Record<string, unknown> }) {
+export function TaskPage(props: { viewer: Viewer; task: Task & Record<string, unknown>; cancelProblem?: FormProblem | null }) {
   const t = props.task;
   const { task_id, title, role_turns: _turns, goal_loop, team_spec, gate, rounds, team_budget, team_refused, ...rest } = t;
   return (
@@ -88,6 +97,7 @@ export function TaskPage(props: { viewer: Viewer; task: Task & Record<string, un
           <Badge status={t.status} /> · assigned to <a href={`/console/employees/${t.assigned_to}`}>{t.assigned_to}</a> (routed by{" "}
           {t.routed_by}) · created <Time at={t.created_at} />
         </p>
+        <CancelTaskSection viewer={props.viewer} taskId={task_id} status={t.status} problem={props.cancelProblem} />
         <h2>Task</h2>
         <Data value={rest} />
         <h2>Goal loop</h2>

@@ -25,12 +25,11 @@ import { employeeId, findEmployee, getEmployeeView, listEmployees } from "../../
 import { pauseEmployee, resumeEmployee, retireEmployee } from "../../tasks/employee-lifecycle";
 import { cancelRoundsOfSettledTasks } from "../../team/task-cancel";
 import { findTask, taskView } from "../../tasks/view";
-import { goalLoopView } from "../../team/goal-loop";
 import { goalBody, openGoal } from "../../team/goal-request";
 import { matrixAdvice } from "../../eval/advice";
 import type { GoalDraft } from "../../web/pages/console-goal-form";
 import { costByRole } from "../../team/ledger";
-import { roleTurnsView, taskKnownToTeam, teamFieldsOfTask } from "../../team/views";
+import { roleTurnsView, taskKnownToTeam } from "../../team/views";
 import { topologyView } from "../../topology/view";
 import type { FormProblem } from "../../web/components/common";
 import type { Viewer } from "../../web/layout";
@@ -40,7 +39,7 @@ import { EmployeePage, EmployeesPage, MemoryPage, WikiPageList } from "../../web
 import { LearningPage, type RetireProblem } from "../../web/pages/console-learning";
 import { MatrixPage, MatrixRunPage } from "../../web/pages/console-matrix";
 import { ActivityPage, AuditPage, ConfigListPage, ConfigSectionPage } from "../../web/pages/console-ops";
-import { RolesPage, TaskPage, TasksPage } from "../../web/pages/console-tasks";
+import { RolesPage } from "../../web/pages/console-tasks";
 import { TopologyPage } from "../../web/pages/console-topology";
 import { CONFIG_SECTIONS } from "../config-sections";
 import { requireConsole, type ConsoleEnv } from "../middleware/console-session";
@@ -52,6 +51,8 @@ import { consoleSpendRoutes } from "./console-spend";
 import { consoleRoutinesRoutes } from "./console-routines";
 import { consoleOrgRoutes, firstRunPanel } from "./console-org";
 import { consoleRunnersRoutes } from "./console-runners";
+import { consoleTasksRoutes } from "./console-tasks";
+import { consoleOperatorsRoutes } from "./console-operators";
 import { withTeam } from "./employees";
 import { eventStream } from "./event-stream";
 import { formProblem, page, problemStatus, readForm } from "./html";
@@ -235,6 +236,8 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
   .route("/", consoleRoutinesRoutes)
   .route("/", consoleOrgRoutes)
   .route("/", consoleRunnersRoutes)
+  .route("/", consoleTasksRoutes)
+  .route("/", consoleOperatorsRoutes)
   .use("*", htmlPages())
   .get(
     "/",
@@ -635,26 +638,7 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
       return conversationPage(c, id, formProblem(result.error), undefined, problemStatus(result.error));
     },
   )
-  .get("/tasks", describe({ summary: "The tasks page", responses: { 200: pageDoc("The newest 100 tasks") } }), viewer, async (c) => {
-    return page(c, <TasksPage viewer={viewerOf(c)} tasks={(await recentTasks(getDb(c.env.DB), { limit: 100 })).map(taskView)} />);
-  })
-  .get(
-    "/tasks/:id",
-    describe({
-      summary: "A task's page",
-      responses: { 200: pageDoc("The task, its goal loop and its team fields, as `GET /v1/tasks/:id` shows them") },
-      errors: ["not_found"],
-    }),
-    viewer,
-    validate("param", taskParam),
-    async (c) => {
-      const db = getDb(c.env.DB);
-      const task = await findTask(db, c.req.valid("param").id);
-      if (!task) throw notFound("task");
-      const view = { ...taskView(task), goal_loop: await goalLoopView(db, task), ...(await teamFieldsOfTask(c.env, db, task.id)) };
-      return page(c, <TaskPage viewer={viewerOf(c)} task={view} />);
-    },
-  )
+  // The tasks page and a task's page are console-tasks.tsx's (with their forms); the roles tab stays here.
   .get(
     "/tasks/:id/roles",
     describe({

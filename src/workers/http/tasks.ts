@@ -1,11 +1,13 @@
 import { Hono } from "hono";
 import * as z from "zod";
-import { getDb } from "../../db/client";
+import { getDb, type Db } from "../../db/client";
+import type { Env } from "../../env";
+import type { NewEvent } from "../../lib/events";
 import { requireAuth } from "../middleware/require-auth";
 import { notFound } from "../../lib/errors";
 import { validate } from "../middleware/validate";
-import { createTask, newTaskBody } from "../../tasks/create-task";
-import { settleBody, settleTask } from "../../tasks/settle";
+import { createTask, newTaskBody, type NewTask } from "../../tasks/create-task";
+import { settleBody, settleTask, type SettleBody } from "../../tasks/settle";
 import { findTask, taskView } from "../../tasks/view";
 import { cancelRoundsOfSettledTasks } from "../../team/task-cancel";
 import { continueLoop, goalLoopView, resumeWaiting } from "../../team/goal-loop";
@@ -19,6 +21,36 @@ import { taskCreatedSchema, taskDetailSchema, taskRolesSchema, taskSchema } from
 
 const idParam = z.object({ id: z.string().min(1).max(64) });
 
+/**
+ * Creates a task and, unless manual, starts the goal loop on it (its first round, or its place in
+ * line): `POST /v1/tasks` and the console's new-task form.
+ */
+export async function openTask(env: Env, db: Db, body: NewTask, actor: string, now: Date) {
+  const rounds = body.manual ? null : (body.rounds_left ?? (await readSection(db, goalsConfig)).iteration_cap);
+  const created = await createTask(env, db, body, actor, now, rounds);
+  const step = body.manual ? null : await continueLoop(env, created.task_id, now);
+  return { ...created, manual: body.manual, ...(step ? loopAnswer(step) : {}) };
+}
+
+/**
+ * Settles a task by hand: `POST /v1/tasks/:id/settle` and the console's "Cancel the goal". A task
+ * settled while its round runs cancels the round (the team tick catches up if this is cut short),
+ * and the employee's slot goes to its next waiting task.
+ */
+export async function settleAndRelease(
+  env: Env,
+  id: string,
+  body: SettleBody,
+  actor: string,
+  now: Date,
+  extraEvents: readonly NewEvent[] = [],
+) {
+  const { task, changed } = await settleTask(getDb(env.DB), id, body, actor, now, extraEvents);
+  await cancelRoundsOfSettledTasks(env, now, task.id);
+  await resumeWaiting(env, task.assignedTo, now);
+  return { task, changed };
+}
+
 /** Tasks: create (routed by the dispatch policy), read, settle. */
 export const tasksRoutes = new Hono<AppEnv>()
   .post(
@@ -31,14 +63,7 @@ export const tasksRoutes = new Hono<AppEnv>()
     requireAuth({ operator: "manager" }),
     validate("json", newTaskBody),
     async (c) => {
-      const db = getDb(c.env.DB);
-      const body = c.req.valid("json");
-      const now = c.var.clock.now();
-      const rounds = body.manual ? null : (body.rounds_left ?? (await readSection(db, goalsConfig)).iteration_cap);
-      const created = await createTask(c.env, db, body, c.var.principal.id, now, rounds);
-      // Unless manual, the employee starts on it at once: its first round (or its place in line).
-      const step = body.manual ? null : await continueLoop(c.env, created.task_id, now);
-      return c.json({ ...created, manual: body.manual, ...(step ? loopAnswer(step) : {}) }, 201);
+      return c.json(await openTask(c.env, getDb(c.env.DB), c.req.valid("json"), c.var.principal.id, c.var.clock.now()), 201);
     },
   )
   .get(
@@ -64,12 +89,7 @@ export const tasksRoutes = new Hono<AppEnv>()
     validate("param", idParam),
     validate("json", settleBody),
     async (c) => {
-      const now = c.var.clock.now();
-      const { task } = await settleTask(getDb(c.env.DB), c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, now);
-      // A task settled while its round runs cancels the round (the team tick catches up if this is cut
-      // short), and the employee's slot goes to its next waiting task.
-      await cancelRoundsOfSettledTasks(c.env, now, task.id);
-      await resumeWaiting(c.env, task.assignedTo, now);
+      const { task } = await settleAndRelease(c.env, c.req.valid("param").id, c.req.valid("json"), c.var.principal.id, c.var.clock.now());
       return c.json(taskView(task));
     },
   )

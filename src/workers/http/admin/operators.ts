@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import * as z from "zod";
-import { getDb } from "../../../db/client";
-import { OPERATOR_ROLES } from "../../../db/schema";
+import { getDb, type Db } from "../../../db/client";
+import { OPERATOR_ROLES, type credentials, type OperatorRole } from "../../../db/schema";
 import { requireAuth } from "../../middleware/require-auth";
 import { credentialCursor, listCredentials, mintCredential, revokeCredential } from "../../../lib/credentials";
 import { appendEvent } from "../../../lib/events";
@@ -12,8 +12,22 @@ import type { AppEnv } from "../../app-env";
 import { describe } from "../../openapi/describe";
 import { operatorCreatedSchema, operatorPageSchema, operatorRevokedSchema } from "../../openapi/responses/admin";
 
-const newOperator = z.strictObject({ name: label(100), role: z.enum(OPERATOR_ROLES) });
+export const newOperator = z.strictObject({ name: label(100), role: z.enum(OPERATOR_ROLES) });
 const operatorParam = z.object({ id: z.string().min(1).max(64) });
+
+export function operatorView(r: typeof credentials.$inferSelect) {
+  return { operator_id: r.id, name: r.name, role: r.role, created_at: r.createdAt, revoked_at: r.revokedAt };
+}
+
+/** Mints an operator token with its `operator.created` event (the API's and the console's create). Shown once. */
+export async function createOperatorToken(db: Db, name: string, role: OperatorRole, by: string, now: Date) {
+  const cred = await mintCredential(db, { kind: "operator", name, role }, now);
+  await db.batch([
+    cred.insert,
+    appendEvent(db, { type: "operator.created", subject: cred.id, payload: { operator_id: cred.id, name, role, by } }, now),
+  ]);
+  return { operator_id: cred.id, name, role, token: cred.token };
+}
 
 export const operatorsRoutes = new Hono<AppEnv>()
   .post(
@@ -23,18 +37,7 @@ export const operatorsRoutes = new Hono<AppEnv>()
     validate("json", newOperator),
     async (c) => {
       const { name, role } = c.req.valid("json");
-      const db = getDb(c.env.DB);
-      const now = c.var.clock.now();
-      const cred = await mintCredential(db, { kind: "operator", name, role }, now);
-      await db.batch([
-        cred.insert,
-        appendEvent(
-          db,
-          { type: "operator.created", subject: cred.id, payload: { operator_id: cred.id, name, role, by: c.var.principal.id } },
-          now,
-        ),
-      ]);
-      return c.json({ operator_id: cred.id, name, role, token: cred.token }, 201);
+      return c.json(await createOperatorToken(getDb(c.env.DB), name, role, c.var.principal.id, c.var.clock.now()), 201);
     },
   )
   .get(
@@ -46,13 +49,7 @@ export const operatorsRoutes = new Hono<AppEnv>()
       const { limit, cursor } = c.req.valid("query");
       const page = await listCredentials(getDb(c.env.DB), "operator", { limit, after: cursor });
       return c.json({
-        operators: page.items.map((r) => ({
-          operator_id: r.id,
-          name: r.name,
-          role: r.role,
-          created_at: r.createdAt,
-          revoked_at: r.revokedAt,
-        })),
+        operators: page.items.map(operatorView),
         next_cursor: page.next_cursor,
       });
     },
