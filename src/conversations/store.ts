@@ -1,7 +1,8 @@
 import { asc, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { conversations, conversationTurns, type ConversationRow, type ConversationTurnRow } from "../db/schema";
+import { conversations, conversationTurns, type ConversationNoticeRow, type ConversationRow, type ConversationTurnRow } from "../db/schema";
 import { notFound } from "../lib/errors";
+import { noticeView } from "./notices";
 
 export function findConversation(db: Db, id: string): Promise<ConversationRow | undefined> {
   return db.select().from(conversations).where(eq(conversations.id, id)).get();
@@ -36,7 +37,7 @@ export function turnView(t: ConversationTurnRow) {
 }
 
 /** `GET /v1/conversations/:id`: the turns, the status, and after close what the prediction engine made of it. */
-export function conversationView(c: ConversationRow, turns: readonly ConversationTurnRow[]) {
+export function conversationView(c: ConversationRow, turns: readonly ConversationTurnRow[], notices?: readonly ConversationNoticeRow[]) {
   return {
     conversation_id: c.id,
     employee_id: c.employeeId,
@@ -48,6 +49,8 @@ export function conversationView(c: ConversationRow, turns: readonly Conversatio
     last_activity_at: c.lastActivityAt,
     ...(c.closedAt ? { closed_at: c.closedAt, close_reason: c.closeReason } : {}),
     turns: turns.map(turnView),
+    // Lines the goal loop posted here (a team round's progress estimate), apart from the turns; GET reads them.
+    ...(notices ? { notices: notices.map(noticeView) } : {}),
     // After the close: what the prediction engine expected, how far off it was, where it routed.
     ...(c.outcome ? { prediction: c.outcome.prediction, error: c.outcome.error, action: c.outcome.action } : {}),
   };

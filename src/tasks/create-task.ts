@@ -2,7 +2,7 @@ import { eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import * as z from "zod";
 import type { Db } from "../db/client";
-import { dispatchCursors, employees, TASK_MODES, TASK_PRIORITIES, tasks } from "../db/schema";
+import { conversations, dispatchCursors, employees, TASK_MODES, TASK_PRIORITIES, tasks } from "../db/schema";
 import { getRateWindow } from "../durable-objects/rate-window-rpc";
 import type { Env } from "../env";
 import { readSection } from "../lib/config";
@@ -15,10 +15,12 @@ import { topologyConfig } from "../topology/config";
 import { findOverrideInForce } from "../topology/overrides";
 import { dispatchConfig, dispatchGuardConfig, type DispatchConfig, type DispatchPolicy } from "./dispatch/config";
 import { buildPickPrompt, runPick } from "./dispatch/llm-select";
-import { hierarchyRoute, overrideMayApply, roundRobinPick, type Fallback, type Route } from "./dispatch/route";
+import { hierarchyRoute, overrideMayApply, roundRobinPick, usesRoster, type Fallback, type Route } from "./dispatch/route";
 import { employeeId, existingEmployeeIds, findEmployee } from "./employees";
 import { checkFrozenGoalSize } from "./frozen-goal";
 import { taskClassOf } from "./task-class";
+
+export const conversationRef = z.string().regex(/^conv_[A-Za-z0-9_-]{1,80}$/, "a conversation id");
 
 export const newTaskBody = z
   .strictObject({
@@ -32,6 +34,8 @@ export const newTaskBody = z
     manual: z.boolean().default(false),
     /** Rounds the goal loop may spend on it (default: `[goals] iteration_cap`); not for a manual task. */
     rounds_left: z.number().int().min(0).max(50).optional(),
+    /** The conversation the task came from: a team round's progress line is posted there (seed 002). */
+    conversation_id: conversationRef.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.manual && body.rounds_left !== undefined)
@@ -71,13 +75,18 @@ export async function createTask(
       errors: [{ path: "assignee", message: `unknown employee '${body.assignee}'` }],
     });
   }
+  if (body.conversation_id && !(await findConversationId(db, body.conversation_id))) {
+    throw new AppError("validation_failed", `conversation_id: unknown conversation '${body.conversation_id}'`, {
+      errors: [{ path: "conversation_id", message: `unknown conversation '${body.conversation_id}'` }],
+    });
+  }
   const taskClass = taskClassOf(body.tags, body.priority);
   const [dispatch, guard] = await Promise.all([readSection(db, dispatchConfig), readSection(db, dispatchGuardConfig)]);
   const windowMs = guard.window_secs * 1000;
 
   // Own keys only: a class is a user's tag, and `constructor` or `__proto__` must not read Object.prototype.
   const configured = Object.hasOwn(dispatch.rosters, taskClass) ? dispatch.rosters[taskClass]! : [];
-  const roster = dispatch.policy === "fixed_hierarchy" ? [] : await existingEmployeeIds(db, configured);
+  const roster = usesRoster(dispatch.policy) ? await existingEmployeeIds(db, configured) : [];
   // round_robin takes the class's turn by compare-and-set: a dispatch that raced another for the same
   // turn lands nothing, gives its window slot back and takes the next turn (each round one of them wins).
   for (let attempt = 1; ; attempt++) {
@@ -113,7 +122,7 @@ export async function createTask(
           body.assignee,
           taskClass,
           roster.length,
-          dispatch.policy === "fixed_hierarchy" ? undefined : "roster_empty",
+          usesRoster(dispatch.policy) ? "roster_empty" : undefined,
         );
       }
       window = getRateWindow(env, dispatchWindowKey(route.assignedTo));
@@ -139,6 +148,7 @@ export async function createTask(
       createdAt: at,
       manual: body.manual,
       roundsBudget: body.manual ? null : roundsBudget,
+      originConversationId: body.conversation_id ?? null,
     };
     const event = {
       type: "task.created",
@@ -152,6 +162,7 @@ export async function createTask(
         routed_by: route.routedBy,
         route: route.route,
         manual: body.manual,
+        ...(body.conversation_id ? { conversation_id: body.conversation_id } : {}),
         by: actor,
       },
     };
@@ -294,4 +305,8 @@ async function llmSelectRoute(
     roster: open,
     ...(pick.jobId ? { job_id: pick.jobId } : {}),
   });
+}
+
+async function findConversationId(db: Db, id: string): Promise<boolean> {
+  return (await db.select({ id: conversations.id }).from(conversations).where(eq(conversations.id, id)).get()) !== undefined;
 }

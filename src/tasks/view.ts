@@ -27,5 +27,6 @@ export function taskView(t: TaskRow) {
     created_by: t.createdBy,
     created_at: t.createdAt,
     ...(t.settledAt ? { settled_at: t.settledAt, settled_by: t.settledBy } : {}),
+    ...(t.originConversationId ? { conversation_id: t.originConversationId } : {}),
   };
 }

@@ -39,6 +39,12 @@ export interface GateInput {
   rounds_left?: number;
   /** No matrix feeds this today, so it is normally absent and the signal stays dark. */
   capability_gap?: CapabilityGap;
+  /**
+   * The task was routed under `[dispatch] policy = "role_team"`: the policy asks for the team, so the
+   * signals are not consulted (docs/team.md). The sandbox rule, `always_solo` and the hard exclusions
+   * still come first: the policy chooses the team, it does not lift a guard.
+   */
+  dispatch_role_team?: boolean;
 }
 
 export const GATE_SIGNALS = ["volume", "context", "capability_gap", "long_horizon"] as const;
@@ -52,6 +58,7 @@ export const GATE_REASONS = [
   "excluded_plan_first_pending",
   "excluded_irreversible_in_plan",
   "excluded_rounds_left",
+  "dispatch_role_team",
   "signals_team",
   "signals_gray",
   "signals_solo",
@@ -105,7 +112,8 @@ function hardExclusion(input: GateInput): GateReason | null {
 /**
  * Order of the rules: the sandbox rule first (before every mode, `always_team` included), then the
  * `always_solo` kill switch, then `always_team` (test only: it skips the hard exclusions), then the
- * hard exclusions, then the signals: ≥ 3 → team, exactly 2 → gray zone, otherwise solo.
+ * hard exclusions, then the `role_team` dispatch policy (team), then the signals: ≥ 3 → team,
+ * exactly 2 → gray zone, otherwise solo.
  */
 export function decideGate(input: GateInput): GateDecision {
   const signals = readSignals(input);
@@ -114,6 +122,7 @@ export function decideGate(input: GateInput): GateDecision {
   if (input.mode === "always_team") return { decision: "team", reason: "gate_always_team", signals };
   const excluded = hardExclusion(input);
   if (excluded) return { decision: "solo", reason: excluded, signals };
+  if (input.dispatch_role_team === true) return { decision: "team", reason: "dispatch_role_team", signals };
   if (signals.held >= 3) return { decision: "team", reason: "signals_team", signals };
   if (signals.held === 2) return { decision: "gray", reason: "signals_gray", signals };
   // One signal short of a gray zone: the work is not trivially small, so suggest more effort.

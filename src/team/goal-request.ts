@@ -6,7 +6,8 @@ import { notFound } from "../lib/errors";
 import { readSection } from "../lib/config";
 import { label } from "../lib/validation";
 import { checkFrozenGoalSize } from "../tasks/frozen-goal";
-import { createTask } from "../tasks/create-task";
+import { conversationRef, createTask } from "../tasks/create-task";
+import { policyAsksForTeam } from "../tasks/dispatch/route";
 import { findEmployee } from "../tasks/employees";
 import { decideGate } from "./gate";
 import { openTeamGoal, type GoalEmployee, type MatrixAdvice } from "./goals";
@@ -43,6 +44,8 @@ export const goalBody = z
     rounds_left: z.number().int().min(0).max(50).optional(),
     tags: z.array(label(64)).max(20).default([]),
     priority: z.enum(TASK_PRIORITIES).default("medium"),
+    /** The conversation the goal came from: a team round's progress line is posted there (seed 002). */
+    conversation_id: conversationRef.optional(),
   })
   .superRefine(checkFrozenGoalSize);
 export type GoalBody = z.infer<typeof goalBody>;
@@ -80,6 +83,7 @@ export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalB
       assignee: employeeId,
       acceptance_criteria: body.acceptance_criteria,
       manual: false,
+      ...(body.conversation_id ? { conversation_id: body.conversation_id } : {}),
     },
     actor,
     now,
@@ -99,6 +103,7 @@ export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalB
       rounds_left: rounds,
       loop: { max_concurrent: loop.max_concurrent, iteration_cap: loop.iteration_cap },
       ...(advice ? { advice } : {}),
+      ...(policyAsksForTeam(created.route.policy, { mode: "goal", manual: false }) ? { dispatch_role_team: true } : {}),
     },
     now,
   );

@@ -28,6 +28,12 @@ export const goalsConfig = defineConfigSection(
         model: z.string().min(1).max(200).optional(),
       })
       .prefault({}),
+    /**
+     * The goal loop's progress interval, in minutes (seed 002: a team round's progress line estimates
+     * its length as this interval times the 3 required stages). The seed gives no value; 5 makes the
+     * line say about 15 minutes. An estimate for the person waiting, never a deadline.
+     */
+    progress_interval_minutes: z.number().int().min(1).max(1_440).default(5),
     /** The runner's limit for one employee run (a solo round's work). */
     work_timeout_ms: z
       .number()

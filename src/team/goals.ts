@@ -30,6 +30,8 @@ export interface OpenTeamGoalInput {
   loop?: { max_concurrent: number; iteration_cap: number };
   /** What the capability matrix advises (the composition root reads it): absent, the team is chosen without it. */
   advice?: MatrixAdvice;
+  /** The task was routed under `[dispatch] policy = "role_team"` (the gate answers team; guards still hold). */
+  dispatch_role_team?: boolean;
 }
 
 /**
@@ -80,6 +82,7 @@ export async function openTeamGoal(db: Db, input: OpenTeamGoalInput, now: Date):
     acceptance_criteria_count: input.goal.acceptance_criteria.length,
     ...(input.rounds_left !== undefined ? { rounds_left: input.rounds_left } : {}),
     ...(measuredGap ? { capability_gap: measuredGap } : {}),
+    ...(input.dispatch_role_team ? { dispatch_role_team: true } : {}),
   };
   const gate = decideGate(gateInput);
 

@@ -6,7 +6,9 @@ import { withdrawEverywhere } from "../jobs/inbox-routing";
 import { getTaskBudget } from "../durable-objects/task-budget-rpc";
 import { getTeamAdmission, type AdmittedTicket } from "../durable-objects/team-admission-rpc";
 import type { Env } from "../env";
+import { readSection } from "../lib/config";
 import { AppError } from "../lib/errors";
+import { goalNoticeStatement, type GoalNotice } from "../conversations/notices";
 import { appendEventWhere, rowsChanged } from "../lib/guarded-insert";
 import { newId } from "../lib/ids";
 import type { JobError } from "../jobs/payloads";
@@ -27,6 +29,8 @@ import {
 import { classifyFailure, configFingerprintHard, evidenceGrade, appendRoleTurn, sumUsageLegs } from "./ledger";
 import { causeChainText, loadLeg, rewritePacket, type LegRef } from "./legs";
 import { readTeamLimits } from "./limits";
+import { goalsConfig } from "./goals-config";
+import { roundProgressLine } from "./progress";
 import { judgeRound, loopStageJob } from "./loop-stage";
 import { mintMemberToken, revokeRoundMemberTokens } from "./member-token";
 import { roleTeamWindow, ROLE_TEAM_WINDOW_MS } from "./rate";
@@ -92,6 +96,7 @@ export async function startRound(env: Env, input: StartRoundInput, now: Date): P
   let solo_reason: string | undefined;
   let plan: RoundPlan | undefined;
   let steps: DegradeStep[] = [];
+  let notice: GoalNotice | undefined;
   const events: { type: string; payload: Record<string, unknown> }[] = [];
 
   if (mode !== "solo") {
@@ -125,10 +130,19 @@ export async function startRound(env: Env, input: StartRoundInput, now: Date): P
     if (planned.ok) {
       plan = planned.plan;
       steps = planned.steps;
+      const progress = await roundProgress(db, taskId, roundId, roundNo);
+      notice = progress.notice;
       // Rules 2 and 3 held for this round: said on every team round, not only when they fail.
       events.push({
         type: "team_round_started",
-        payload: { mode, plan: planned.plan, cost: planned.cost, degrade_steps: planned.steps, spec_recheck: "ok" },
+        payload: {
+          mode,
+          plan: planned.plan,
+          cost: planned.cost,
+          degrade_steps: planned.steps,
+          spec_recheck: "ok",
+          progress: progress.record,
+        },
       });
       if (planned.steps.length)
         events.push({ type: "team_budget_degraded", payload: { steps: planned.steps, remaining_before: planned.remaining_before } });
@@ -166,7 +180,7 @@ export async function startRound(env: Env, input: StartRoundInput, now: Date): P
   const base = { round_id: roundId, task_id: taskId, round_no: roundNo, mode, degrade_steps: steps };
   const t = beginRound({ ...base, ...(plan ? { plan } : {}), ...(solo_reason ? { solo_reason } : {}) }, stageIds);
   if (mode === "solo") events.push({ type: "goal_round_started", payload: { mode, ...(solo_reason ? { solo_reason } : {}) } });
-  const out = await createRound(db, t.state, events, now, input.slot);
+  const out = await createRound(db, t.state, events, now, input.slot, notice);
   if (out !== "created") return { waiting: true, reason: out };
   await launchStages(env, roundId, t.launch, now);
   return { state: (await findRound(db, roundId).then((r) => r && stateOf(r))) ?? t.state };
@@ -190,6 +204,32 @@ export async function startTeamRound(env: Env, taskId: string, now: Date): Promi
   const out = await startRound(env, { taskId, mode }, now);
   if ("waiting" in out) throw new AppError("conflict", `task ${taskId}: round not started (${out.reason})`);
   return out;
+}
+
+/**
+ * Seed 002: a team round's start sends the conversation the task came from one progress line, its
+ * estimate the `[goals]` progress interval times the 3 required stages. The line is keyed by the
+ * round, and lands in the round's own batch: a repeated start (a redelivered message, a tick racing
+ * the queue) finds the round in flight or loses on its unique key, and posts nothing. A task with no
+ * conversation gets the estimate on the `team_round_started` event only.
+ */
+async function roundProgress(db: Db, taskId: string, roundId: string, roundNo: number) {
+  const [task, loop] = await Promise.all([
+    db.select({ title: tasks.title, conversationId: tasks.originConversationId }).from(tasks).where(eq(tasks.id, taskId)).get(),
+    readSection(db, goalsConfig),
+  ]);
+  const line = roundProgressLine({ title: task?.title ?? taskId, roundNo, intervalMinutes: loop.progress_interval_minutes });
+  const conversationId = task?.conversationId ?? null;
+  const record = {
+    estimate_minutes: line.estimate_minutes,
+    interval_minutes: line.interval_minutes,
+    stages: line.stages,
+    conversation_id: conversationId,
+  };
+  const notice: GoalNotice | undefined = conversationId
+    ? { conversationId, taskId, roundId, key: `round_started:${roundId}`, content: line.text }
+    : undefined;
+  return { record, notice };
 }
 
 /** What the acceptance path's best-round choice reads of a round. */
@@ -231,6 +271,8 @@ async function createRound(
   events: readonly { type: string; payload: Record<string, unknown> }[],
   now: Date,
   slot?: StartRoundInput["slot"],
+  /** The progress line for the task's conversation: it lands with the round or not at all, once per round. */
+  notice?: GoalNotice,
 ): Promise<"created" | RoundNotStarted["reason"]> {
   const guard = slot
     ? sql`EXISTS (SELECT 1 FROM ${tasks} WHERE ${tasks.id} = ${state.task_id} AND ${tasks.status} = 'assigned')
@@ -243,6 +285,7 @@ async function createRound(
     ...events.map((e) =>
       guard ? appendEventWhere(db, roundEventOf(state, e.type, e.payload), now, landed) : roundEvent(db, state, e.type, e.payload, now),
     ),
+    ...(notice ? [goalNoticeStatement(db, notice, now, guard ? landed : undefined)] : []),
   ];
   try {
     const results = await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);

@@ -134,3 +134,24 @@ export const evolutionRequests = sqliteTable(
   (t) => [index("evolution_requests_agent_idx").on(t.agentId, t.createdAt)],
 );
 export type EvolutionRequestRow = typeof evolutionRequests.$inferSelect;
+
+/**
+ * Lines the goal loop posts into a conversation the task came from (seed 002: "a team round's start
+ * sends the originating conversation one progress line"). Apart from the turns on purpose: a notice
+ * is not a turn of the dialogue (the turn sequence, the reply in flight and the prediction engine's
+ * reading of the conversation are untouched). `key` makes a post idempotent (`round_started:<round>`).
+ */
+export const conversationNotices = sqliteTable(
+  "conversation_notices",
+  {
+    key: text("key").primaryKey(),
+    conversationId: text("conversation_id").notNull(),
+    kind: text("kind", { enum: ["goal_progress"] }).notNull(),
+    taskId: text("task_id").notNull(),
+    roundId: text("round_id"),
+    content: text("content").notNull(),
+    at: text("at").notNull(),
+  },
+  (t) => [index("conversation_notices_conversation_idx").on(t.conversationId, t.at)],
+);
+export type ConversationNoticeRow = typeof conversationNotices.$inferSelect;

@@ -59,7 +59,7 @@ export type RoutedBy = (typeof ROUTED_BY)[number];
 
 /** How a task was routed, as recorded on it (why a fallback happened, which override, which job). */
 export interface TaskRoute {
-  policy: "fixed_hierarchy" | "round_robin" | "llm_select";
+  policy: "fixed_hierarchy" | "round_robin" | "llm_select" | "role_team";
   /** Set when the policy could not route and the hierarchy did instead (`roster_empty`, `llm_select_timeout`, …). */
   fallback?: string;
   override_id?: string;
@@ -99,6 +99,8 @@ export const tasks = sqliteTable(
     manual: integer("manual", { mode: "boolean" }).notNull().default(true),
     // The goal loop's round budget (`rounds_left` at creation); null for a manual task.
     roundsBudget: integer("rounds_budget"),
+    // The conversation the task came from (seed 002: a team round's progress line goes there); null: none.
+    originConversationId: text("origin_conversation_id"),
   },
   (t) => [
     // Settled goal tasks by settlement time, covering what evidence counts: the D5 fold and the

@@ -4,14 +4,19 @@ import { defineConfigSection } from "../../lib/config";
 import { label } from "../../lib/validation";
 import { TEAM_DISPATCH_FIELDS, TEAM_DISPATCH_GUARD_FIELDS } from "./team-fields";
 
-export const DISPATCH_POLICIES = ["fixed_hierarchy", "round_robin", "llm_select"] as const;
+/**
+ * `role_team` (seed 002 "ダッシュボードから設定する"): routed like `fixed_hierarchy`, and every goal task
+ * it routes is offered to the employee's team of roles (route.ts `policyAsksForTeam`, docs/team.md).
+ */
+export const DISPATCH_POLICIES = ["fixed_hierarchy", "round_robin", "llm_select", "role_team"] as const;
 export type DispatchPolicy = (typeof DISPATCH_POLICIES)[number];
 
 const employeeRef = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "an employee id");
 
 /**
  * `[dispatch]`: how a new task finds its employee. `rosters` (task class → employee ids) feed
- * round_robin and llm_select; a class without a roster falls back to the hierarchy.
+ * round_robin and llm_select; a class without a roster falls back to the hierarchy. `role_team`
+ * reads no roster: it routes by the hierarchy.
  */
 export const dispatchConfig = defineConfigSection(
   "dispatch",

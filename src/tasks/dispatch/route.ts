@@ -41,7 +41,23 @@ export function hierarchyRoute(
   return { assignedTo: assignee, routedBy: "hierarchy", route: base };
 }
 
-/** Whether a D5 override may apply: always under fixed_hierarchy, otherwise only for an empty roster. */
+/** Whether a D5 override may apply: always under the hierarchy's policies, otherwise only for an empty roster. */
 export function overrideMayApply(policy: DispatchPolicy, rosterSize: number): boolean {
-  return policy === "fixed_hierarchy" || rosterSize === 0;
+  return !usesRoster(policy) || rosterSize === 0;
+}
+
+/** round_robin and llm_select pick among a class's roster; fixed_hierarchy and role_team route by the hierarchy. */
+export function usesRoster(policy: DispatchPolicy): boolean {
+  return policy === "round_robin" || policy === "llm_select";
+}
+
+/**
+ * role_team (seed 002): a goal task the loop works (not manual, not plain) is offered to its
+ * employee's team of roles, the gate answering "team" in place of the signals. The team's own
+ * conditions still hold (src/team/goals.ts): `[team] enabled = false` and `gate = "always_solo"`,
+ * the sandbox rule, the hard exclusions, spec validation (rules 1–3) and the budget of the first
+ * round each still keep the task solo. Every other policy leaves a task created here solo.
+ */
+export function policyAsksForTeam(policy: DispatchPolicy, task: { mode: "goal" | "plain"; manual: boolean }): boolean {
+  return policy === "role_team" && task.mode === "goal" && !task.manual;
 }

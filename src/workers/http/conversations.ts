@@ -4,6 +4,7 @@ import { getDb } from "../../db/client";
 import { ingestTranscript, transcriptBody } from "../../conversations/batch";
 import { closeConversation } from "../../conversations/close";
 import { messageBody, sendMessage } from "../../conversations/messages";
+import { listNotices } from "../../conversations/notices";
 import { conversationView, listTurns, requireConversation } from "../../conversations/store";
 import { requireAuth } from "../middleware/require-auth";
 import { validate } from "../middleware/validate";
@@ -41,7 +42,8 @@ export const conversationsRoutes = new Hono<AppEnv>()
     async (c) => {
       const db = getDb(c.env.DB);
       const conv = await requireConversation(db, c.req.valid("param").id);
-      return c.json(conversationView(conv, await listTurns(db, conv.id)));
+      const [turns, notices] = await Promise.all([listTurns(db, conv.id), listNotices(db, conv.id)]);
+      return c.json(conversationView(conv, turns, notices));
     },
   )
   .post(

@@ -12,6 +12,7 @@ import { findTask, taskView } from "../../tasks/view";
 import { cancelRoundsOfSettledTasks } from "../../team/task-cancel";
 import { continueLoop, goalLoopView, resumeWaiting } from "../../team/goal-loop";
 import { loopAnswer } from "../../team/goal-request";
+import { offerTaskToTeam } from "../../team/role-team";
 import { goalsConfig } from "../../team/goals-config";
 import { readSection } from "../../lib/config";
 import { roleTurnsView, taskKnownToTeam, teamFieldsOfTask } from "../../team/views";
@@ -28,8 +29,10 @@ const idParam = z.object({ id: z.string().min(1).max(64) });
 export async function openTask(env: Env, db: Db, body: NewTask, actor: string, now: Date) {
   const rounds = body.manual ? null : (body.rounds_left ?? (await readSection(db, goalsConfig)).iteration_cap);
   const created = await createTask(env, db, body, actor, now, rounds);
+  // `[dispatch] policy = "role_team"`: the goal is offered to the employee's team before its first round.
+  const team = await offerTaskToTeam(db, created, body, now);
   const step = body.manual ? null : await continueLoop(env, created.task_id, now);
-  return { ...created, manual: body.manual, ...(step ? loopAnswer(step) : {}) };
+  return { ...created, manual: body.manual, ...(team ? { team } : {}), ...(step ? loopAnswer(step) : {}) };
 }
 
 /**

@@ -90,6 +90,18 @@ export const conversationSchema = z.object({
   closed_at: timestamp.optional(),
   close_reason: z.string().nullable().optional(),
   turns: z.array(turnSchema),
+  /** Lines the goal loop posted here (`GET` only): a team round's start and its estimated minutes. */
+  notices: z
+    .array(
+      z.object({
+        kind: z.literal("goal_progress"),
+        task_id: z.string(),
+        round_id: z.string().optional(),
+        content: z.string(),
+        at: timestamp,
+      }),
+    )
+    .optional(),
   prediction: predictionSchema.optional(),
   error: predictionErrorSchema.optional(),
   action: actionSchema.optional(),

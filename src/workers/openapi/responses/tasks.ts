@@ -10,9 +10,11 @@ import {
   TASK_STATUSES,
   type TaskRoute,
 } from "../../../db/schema";
+import { DISPATCH_POLICIES } from "../../../tasks/dispatch/config";
 import type { taskView } from "../../../tasks/view";
 import type { BestRound } from "../../../team/acceptance";
 import { ROUND_PHASES } from "../../../team/composer";
+import { GATE_REASONS } from "../../../team/gate";
 import type { goalLoopView } from "../../../team/goal-loop";
 import type { roleTurnsView } from "../../../team/views";
 import { timestamp } from "./common";
@@ -24,7 +26,7 @@ import { teamRoundStateSchema, teamTaskViewSchema } from "./team";
  * `TaskRoute` type.
  */
 export const taskRouteSchema = z.object({
-  policy: z.enum(["fixed_hierarchy", "round_robin", "llm_select"]),
+  policy: z.enum(DISPATCH_POLICIES),
   fallback: z.string().optional(),
   override_id: z.string().optional(),
   roster: z.array(z.string()).optional(),
@@ -53,6 +55,8 @@ export const taskSchema = z.object({
   created_at: timestamp,
   settled_at: timestamp.optional(),
   settled_by: z.string().nullable().optional(),
+  /** The conversation the task came from (a team round's progress line goes there). */
+  conversation_id: z.string().optional(),
 }) satisfies z.ZodType<ReturnType<typeof taskView>>;
 
 const roundRef = z.object({
@@ -70,6 +74,10 @@ export const taskCreatedSchema = z.object({
   task_class: z.string(),
   route: taskRouteSchema,
   manual: z.boolean(),
+  // `[dispatch] policy = "role_team"` only: the gate's answer for the employee's team (src/team/role-team.ts).
+  team: z
+    .object({ gate: z.object({ decision: z.enum(["solo", "team", "gray"]), reason: z.union([z.enum(GATE_REASONS), z.string()]) }) })
+    .optional(),
   // The round the loop started (or found running), else why it waits or ended (src/team/goal-request.ts `loopAnswer`).
   round: roundRef.optional(),
   goal_loop: z
