@@ -1,4 +1,5 @@
 /** @jsxImportSource hono/jsx */
+import type { EmployeeSeries } from "../../console/employee-series";
 import type { employeeConversations } from "../../console/lists";
 import type { memoryView } from "../../knowledge/memory";
 import type { wikiView } from "../../knowledge/wiki";
@@ -7,6 +8,7 @@ import type { taskView } from "../../tasks/view";
 import { Badge, Csrf, Data, Empty, FieldErrors, Num, ProblemNote, Tabs, Time, type FormProblem } from "../components/common";
 import type { Viewer } from "../layout";
 import { ConsolePage } from "./console-shell";
+import { EmployeePlots } from "./console-employee-plots";
 import { GetStarted } from "./console-get-started";
 import { GoalSection, type GoalDraft } from "./console-goal-form";
 import { TaskTable } from "./console-tasks";
@@ -96,6 +98,8 @@ export function EmployeePage(props: {
   employee: Employee & { team?: unknown };
   conversations: Conversation[];
   tasks: TaskRow[];
+  /** Cost and prediction error per day (the plots). */
+  series: EmployeeSeries;
   canTalk: boolean;
   problem?: FormProblem | null;
   userId?: string;
@@ -151,6 +155,7 @@ export function EmployeePage(props: {
         <h2 id="tasks-h">Recent tasks</h2>
         <TaskTable tasks={props.tasks} />
       </section>
+      <EmployeePlots series={props.series} />
       <section aria-labelledby="eff-h">
         <h2 id="eff-h">Effective configuration</h2>
         <p>
