@@ -495,19 +495,28 @@ describe("the web console and the public pages in Chromium", () => {
       await page.getByLabel("Operator token").fill(tokens.admin);
       await page.getByRole("button", { name: "Log in" }).click();
       await page.waitForURL(/\/console\/config\/runner$/);
+      // The form generated from the section's schema; the raw JSON is behind a <details>.
+      const attempts = await page.inputValue("#cfg-max_attempts");
+      expect(attempts).toMatch(/^\d+$/);
+      await page.getByText("Raw JSON").click();
       const original = await page.inputValue("#config-json");
       await page.fill("#config-json", '{"max_attempts": "three"}');
       const [refused] = await Promise.all([
         page.waitForResponse((r) => r.request().method() === "POST"),
-        page.getByRole("button", { name: "Save" }).click(),
+        page.getByRole("button", { name: "Save as JSON" }).click(),
       ]);
       expect(refused.status()).toBe(422);
       expect(await page.getAttribute(".problem", "data-code")).toBe("validation_failed");
       expect(await page.textContent("#config-json-errors")).toContain("max_attempts");
       expect(await page.getAttribute("#config-json", "aria-invalid")).toBe("true");
       await page.fill("#config-json", original);
-      await page.getByRole("button", { name: "Save" }).click();
+      await page.getByRole("button", { name: "Save as JSON" }).click();
       await page.waitForSelector("text=Saved.");
+      // The fields form saves too (the same value, so the rest of this file's stack is unchanged).
+      await page.goto(`${stack.base}/console/config/runner`);
+      await page.getByRole("button", { name: "Save", exact: true }).click();
+      await page.waitForSelector("text=Saved.");
+      expect(await page.inputValue("#cfg-max_attempts")).toBe(attempts);
       await page.screenshot({ path: join(SHOTS, "config-no-javascript.png"), fullPage: true });
     } finally {
       await context.close();

@@ -3,7 +3,6 @@ import { Hono, type Context } from "hono";
 import * as z from "zod";
 import { decideApproval, listApprovals } from "../../approvals/broker";
 import type { ApprovalView } from "../../approvals/view";
-import { employeeSeries } from "../../console/employee-series";
 import { employeeConversations, recentEvalRuns, recentEvents, recentTasks } from "../../console/lists";
 import { closeConversation } from "../../conversations/close";
 import { openBody, openConversation, sendMessage } from "../../conversations/messages";
@@ -18,7 +17,6 @@ import { evolutionView } from "../../evolution/view";
 import { searchMemory } from "../../knowledge/memory";
 import { readWikiPage, searchWiki, wikiSlug } from "../../knowledge/wiki";
 import { BOOTSTRAP_ADMIN_ID, roleAtLeast } from "../../lib/auth";
-import { presentSection, readSection, writeSection } from "../../lib/config";
 import { AppError, notFound } from "../../lib/errors";
 import { label } from "../../lib/validation";
 import { validate } from "../middleware/validate";
@@ -39,10 +37,9 @@ import { ConversationPage } from "../../web/pages/console-conversation";
 import { EmployeePage, EmployeesPage, MemoryPage, WikiPageList } from "../../web/pages/console-employees";
 import { LearningPage, type RetireProblem } from "../../web/pages/console-learning";
 import { MatrixPage, MatrixRunPage } from "../../web/pages/console-matrix";
-import { ActivityPage, AuditPage, ConfigListPage, ConfigSectionPage } from "../../web/pages/console-ops";
+import { ActivityPage, AuditPage } from "../../web/pages/console-ops";
 import { RolesPage } from "../../web/pages/console-tasks";
 import { TopologyPage } from "../../web/pages/console-topology";
-import { CONFIG_SECTIONS } from "../config-sections";
 import { requireConsole, type ConsoleEnv } from "../middleware/console-session";
 import { htmlPages } from "../middleware/html-pages";
 import { describe, type ResponseDoc } from "../openapi/describe";
@@ -52,6 +49,7 @@ import { consoleSpendRoutes } from "./console-spend";
 import { consoleRoutinesRoutes } from "./console-routines";
 import { consoleOrgRoutes, firstRunPanel } from "./console-org";
 import { consoleRunnersRoutes } from "./console-runners";
+import { consoleConfigRoutes } from "./console-config";
 import { consoleTasksRoutes } from "./console-tasks";
 import { consoleOperatorsRoutes } from "./console-operators";
 import { withTeam } from "./employees";
@@ -154,11 +152,10 @@ async function employeePage(
   goal: { problem: FormProblem | null; draft: GoalDraft } | null = null,
 ) {
   const db = getDb(c.env.DB);
-  const [employee, conversations, tasks, series] = await Promise.all([
+  const [employee, conversations, tasks] = await Promise.all([
     employeeOr404(db, id),
     employeeConversations(db, id, 20),
     recentTasks(db, { limit: 20, assignedTo: id }).then((rows) => rows.map(taskView)),
-    employeeSeries(db, id, c.var.clock.now()),
   ]);
   const canTalk = roleAtLeast(c.var.session.principal.role, "manager");
   return page(
@@ -168,7 +165,6 @@ async function employeePage(
       employee={employee}
       conversations={conversations}
       tasks={tasks}
-      series={series}
       canTalk={canTalk}
       problem={problem}
       userId={userId}
@@ -221,12 +217,6 @@ async function learningPage(c: C, id: string, problem: RetireProblem | null = nu
   );
 }
 
-function sectionOrThrow(name: string) {
-  const section = CONFIG_SECTIONS.get(name);
-  if (!section) throw notFound(`config section '${name}'`);
-  return section;
-}
-
 /**
  * The operator console (issue 25 item 2). Each page reads through the feature functions its JSON
  * route uses, under the same role that route requires (`requireConsole` is `requireAuth`'s rule
@@ -239,6 +229,7 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
   .route("/", consoleRoutinesRoutes)
   .route("/", consoleOrgRoutes)
   .route("/", consoleRunnersRoutes)
+  .route("/", consoleConfigRoutes)
   .route("/", consoleTasksRoutes)
   .route("/", consoleOperatorsRoutes)
   .use("*", htmlPages())
@@ -688,69 +679,5 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
     viewer,
     async (c) => {
       return page(c, <AuditPage viewer={viewerOf(c)} status={await getAuditSealer(c.env).status()} />);
-    },
-  )
-  .get("/config", describe({ summary: "The config sections", responses: { 200: pageDoc("The config sections, by name") } }), viewer, (c) =>
-    page(c, <ConfigListPage viewer={viewerOf(c)} sections={[...CONFIG_SECTIONS.keys()].sort()} />),
-  )
-  .get(
-    "/config/:section",
-    describe({
-      summary: "A config section's page",
-      responses: {
-        200: pageDoc("The section's effective value (`?saved=1`: with the note that it was saved), and (for an admin) the form to edit it"),
-      },
-      errors: ["not_found"],
-    }),
-    viewer,
-    validate("param", z.object({ section: z.string().min(1).max(64) })),
-    async (c) => {
-      const name = c.req.valid("param").section;
-      const section = sectionOrThrow(name);
-      const effective = presentSection(section, await readSection(getDb(c.env.DB), section));
-      return page(c, <ConfigSectionPage viewer={viewerOf(c)} section={name} effective={effective} saved={c.req.query("saved") === "1"} />);
-    },
-  )
-  .post(
-    "/config/:section",
-    describe({
-      summary: "Save a config section (the section page's form, `json`)",
-      responses: {
-        303: { description: "Saved: back to the section's page (`?saved=1`)" },
-        422: pageDoc("Not JSON, or not a valid section: the section's page with the draft, each problem by path"),
-      },
-      errors: ["not_found", "validation_failed"],
-    }),
-    admin,
-    validate("param", z.object({ section: z.string().min(1).max(64) })),
-    async (c) => {
-      const name = c.req.valid("param").section;
-      const section = sectionOrThrow(name);
-      const db = getDb(c.env.DB);
-      const form = await readForm(c);
-      const result = await attempt(async () => {
-        let value: unknown;
-        try {
-          value = JSON.parse(form.json ?? "");
-        } catch (err) {
-          throw new AppError("validation_failed", "The section is not JSON", {
-            errors: [{ path: "", message: err instanceof Error ? err.message : "not JSON" }],
-          });
-        }
-        return writeSection(db, section, value, c.var.session.principal.id, c.var.clock.now(), c.env);
-      });
-      if (result.ok) return c.redirect(`/console/config/${name}?saved=1`, 303);
-      const effective = presentSection(section, await readSection(db, section));
-      return page(
-        c,
-        <ConfigSectionPage
-          viewer={viewerOf(c)}
-          section={name}
-          effective={effective}
-          draft={form.json}
-          problem={formProblem(result.error)}
-        />,
-        problemStatus(result.error),
-      );
     },
   );
