@@ -3,6 +3,7 @@ import { Hono, type Context } from "hono";
 import * as z from "zod";
 import { decideApproval, listApprovals } from "../../approvals/broker";
 import type { ApprovalView } from "../../approvals/view";
+import { employeeSeries } from "../../console/employee-series";
 import { employeeConversations, recentEvalRuns, recentEvents, recentTasks } from "../../console/lists";
 import { closeConversation } from "../../conversations/close";
 import { openBody, openConversation, sendMessage } from "../../conversations/messages";
@@ -152,10 +153,11 @@ async function employeePage(
   goal: { problem: FormProblem | null; draft: GoalDraft } | null = null,
 ) {
   const db = getDb(c.env.DB);
-  const [employee, conversations, tasks] = await Promise.all([
+  const [employee, conversations, tasks, series] = await Promise.all([
     employeeOr404(db, id),
     employeeConversations(db, id, 20),
     recentTasks(db, { limit: 20, assignedTo: id }).then((rows) => rows.map(taskView)),
+    employeeSeries(db, id, c.var.clock.now()),
   ]);
   const canTalk = roleAtLeast(c.var.session.principal.role, "manager");
   return page(
@@ -165,6 +167,7 @@ async function employeePage(
       employee={employee}
       conversations={conversations}
       tasks={tasks}
+      series={series}
       canTalk={canTalk}
       problem={problem}
       userId={userId}
