@@ -162,10 +162,15 @@ export function valueFromForm(
         v = text === "" ? undefined : Number.isFinite(Number(text)) ? Number(text) : text;
         break;
       case "lines":
-        v = (raw ?? "")
-          .split(/\r?\n/)
-          .map((l) => l.trim())
-          .filter((l) => l !== "");
+        // An optional list left empty stays unset: for a list with no default, "none given" and
+        // "the empty list" differ (an employee's allowed_tools unset means the default tools).
+        v =
+          f.optional && text === ""
+            ? undefined
+            : (raw ?? "")
+                .split(/\r?\n/)
+                .map((l) => l.trim())
+                .filter((l) => l !== "");
         break;
       case "json":
         if (text === "") v = undefined;

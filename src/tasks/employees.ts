@@ -120,11 +120,17 @@ export async function putEmployee(
   actor: string,
   now: Date,
   sections: Record<string, unknown> = {},
+  /** The revision the writer read (a form opened earlier): a change made since is refused (409), not overwritten. */
+  expectedRevision?: number,
 ): Promise<{ row: EmployeeRow; created: boolean }> {
   const reportsTo = body.reports_to ?? null;
   const problem = await forestProblem(db, id, reportsTo);
   if (problem) throw forestError(problem);
   const existing = await findEmployee(db, id);
+  if (expectedRevision !== undefined) {
+    if (!existing) throw notFound(`employee ${id}`);
+    if (existing.revision !== expectedRevision) throw revisionConflict(id, expectedRevision, existing.revision);
+  }
   const at = now.toISOString();
   const fields = {
     name: body.name,
@@ -163,7 +169,15 @@ export async function putEmployee(
   // The guarded write lost: either the forest rule fails now, or someone changed the employee first.
   const nowProblem = await forestProblem(db, id, reportsTo);
   if (nowProblem) throw forestError(nowProblem);
+  if (expectedRevision !== undefined) throw revisionConflict(id, expectedRevision, undefined);
   throw new AppError("conflict", `employee ${id} was changed concurrently; read it again and retry`);
+}
+
+function revisionConflict(id: string, read: number, now: number | undefined) {
+  return new AppError(
+    "conflict",
+    `employee ${id} changed since revision ${read}${now !== undefined ? ` (it is at ${now} now)` : ""}; read it again and redo the change`,
+  );
 }
 
 /** `config` with the given sections set (an undefined value removes its section). */

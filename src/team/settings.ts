@@ -11,9 +11,9 @@ export type GateMode = (typeof GATE_MODES)[number];
  * token (`runtime_not_allowed`, `invalid_effort`, …) instead of disappearing into a generic 422.
  */
 export const roleSettings = z.strictObject({
-  runtime: label(64).optional(),
-  model: label(200).optional(),
-  effort: label(32).optional(),
+  runtime: label(64).optional().describe("The role's runtime (claude, codex, …); unset: the employee's own"),
+  model: label(200).optional().describe("The role's model; unset: the employee's own"),
+  effort: label(32).optional().describe("How hard the role's model thinks (low, medium, high, …); unset: the model's default"),
 });
 export type RoleSettings = z.infer<typeof roleSettings>;
 
@@ -23,12 +23,18 @@ export type RoleSettings = z.infer<typeof roleSettings>;
  * are different states, and the field-wise cascade (cascade.ts) needs to see which is which.
  */
 export const teamSettings = z.strictObject({
-  enabled: z.boolean().optional(),
+  enabled: z.boolean().optional().describe("Whether a goal task may form a team (the gate still decides each round)"),
   // Out of range is clamped to 1..3 and reported, not refused (seed 002); the wide bound only
   // keeps absurd numbers out of storage.
-  executor_fanout: z.number().int().min(-1_000).max(1_000).optional(),
+  executor_fanout: z
+    .number()
+    .int()
+    .min(-1_000)
+    .max(1_000)
+    .optional()
+    .describe("Executors per team round, 1 to 3 (a value outside is clamped and reported)"),
   // An unrecognised mode falls back to `auto` and is reported, not refused (seed 002).
-  gate: label(32).optional(),
+  gate: label(32).optional().describe("auto, always_solo or always_team (anything else falls back to auto, reported)"),
   roles: z
     .strictObject({
       planner: roleSettings.optional(),

@@ -518,6 +518,24 @@ describe("the web console and the public pages in Chromium", () => {
       await page.waitForSelector("text=Saved.");
       expect(await page.inputValue("#cfg-max_attempts")).toBe(attempts);
       await page.screenshot({ path: join(SHOTS, "config-no-javascript.png"), fullPage: true });
+
+      // The employee edit form: a blank name is refused beside its field with the draft kept; then its own [team] gate is saved.
+      await page.goto(`${stack.base}/console/employees/alice/edit`);
+      const name = await page.inputValue("#emp-name");
+      await page.fill("#emp-name", " ");
+      await page.fill("#emp-team-gate", "always_solo");
+      const [blank] = await Promise.all([
+        page.waitForResponse((r) => r.request().method() === "POST"),
+        page.getByRole("button", { name: /^Save revision/ }).click(),
+      ]);
+      expect(blank.status()).toBe(422);
+      expect(await page.getAttribute("#emp-name", "aria-invalid")).toBe("true");
+      expect(await page.textContent("#emp-name-errors")).not.toBe("");
+      expect(await page.inputValue("#emp-team-gate")).toBe("always_solo");
+      await page.fill("#emp-name", name);
+      await page.getByRole("button", { name: /^Save revision/ }).click();
+      await page.waitForURL(/\/console\/employees\/alice$/);
+      expect((await stack.api("/v1/employees/alice")).body.team).toMatchObject({ gate: "always_solo" });
     } finally {
       await context.close();
     }
@@ -538,6 +556,7 @@ describe("the web console and the public pages in Chromium", () => {
         ...CONSOLE,
         "/console/employees/alice",
         "/console/employees/aiko",
+        "/console/employees/aiko/edit",
         "/console/employees/lead/memory",
         "/console/employees/lead/wiki",
         "/console/employees/lead/learning",

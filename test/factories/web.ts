@@ -49,3 +49,41 @@ export async function csrfOf(cookie: string): Promise<string> {
   if (!match) throw new Error(`no form token on the page (${page.status})`);
   return match[1]!;
 }
+
+const unescapeHtml = (s: string) =>
+  s.replace(/&(lt|gt|quot|#39|amp);/g, (_, e: string) => ({ lt: "<", gt: ">", quot: '"', "#39": "'", amp: "&" })[e]!);
+const attr = (tag: string, name: string) => {
+  const m = new RegExp(`\\s${name}="([^"]*)"`).exec(tag);
+  return m ? unescapeHtml(m[1]!) : undefined;
+};
+
+/**
+ * What a browser would post for the form with this id, as the page drew it: inputs by value,
+ * checkboxes only when checked, a select's selected option (else its first), a textarea's text.
+ */
+export function formOf(html: string, formId: string): Record<string, string> {
+  const start = html.indexOf(`id="${formId}"`);
+  if (start < 0) throw new Error(`no form ${formId} on the page`);
+  const body = html.slice(start, html.indexOf("</form>", start));
+  const out: Record<string, string> = {};
+  for (const m of body.matchAll(/<input\b[^>]*>/g)) {
+    const tag = m[0];
+    const name = attr(tag, "name");
+    if (!name) continue;
+    if (attr(tag, "type") === "checkbox") {
+      if (/\schecked\b/.test(tag)) out[name] = attr(tag, "value") ?? "on";
+    } else out[name] = attr(tag, "value") ?? "";
+  }
+  for (const m of body.matchAll(/<select\b([^>]*)>(.*?)<\/select>/gs)) {
+    const name = attr(m[1]!, "name");
+    if (!name) continue;
+    const options = [...m[2]!.matchAll(/<option\b([^>]*)>/g)].map((o) => o[1]!);
+    const chosen = options.find((o) => /\sselected\b/.test(o)) ?? options[0];
+    out[name] = chosen ? (attr(chosen, "value") ?? "") : "";
+  }
+  for (const m of body.matchAll(/<textarea\b([^>]*)>(.*?)<\/textarea>/gs)) {
+    const name = attr(m[1]!, "name");
+    if (name) out[name] = unescapeHtml(m[2]!);
+  }
+  return out;
+}

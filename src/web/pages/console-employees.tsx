@@ -172,6 +172,12 @@ export function EmployeePage(props: {
             </>
           ) : null}{" "}
           · revision {e.revision} · updated <Time at={e.updated_at} />
+          {props.viewer.role !== "viewer" ? (
+            <>
+              {" "}
+              · <a href={`/console/employees/${e.employee_id}/edit`}>Edit the employee</a>
+            </>
+          ) : null}
         </p>
         <Data value={e.effective} />
       </section>
@@ -221,6 +227,7 @@ function Lifecycle(props: { employee: Employee; viewer: Viewer; problem: FormPro
       </p>
       {e.status === "retired" || !manager ? null : (
         <div class="actions">
+          <a href={`/console/employees/${e.employee_id}/edit`}>Edit</a>
           {e.status === "active" ? button("pause", "Pause") : button("resume", "Resume")}
           {props.viewer.role === "admin"
             ? button(

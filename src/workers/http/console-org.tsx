@@ -2,15 +2,20 @@
 import { Hono, type Context } from "hono";
 import * as z from "zod";
 import { firstRunState, runtimeChoices } from "../../console/first-run";
-import { getDb } from "../../db/client";
-import { AppError } from "../../lib/errors";
-import { employeeBodyShape, employeeId, findEmployee, listEmployees, putEmployee } from "../../tasks/employees";
+import { formValues, placeErrors, schemaFields, valueFromForm } from "../../console/schema-form";
+import { getDb, type Db } from "../../db/client";
+import type { EmployeeRow } from "../../db/schema";
+import { AppError, fieldErrorsFromIssues, notFound } from "../../lib/errors";
+import { employeeBodyShape, employeeId, employeeView, findEmployee, listEmployees, putEmployee } from "../../tasks/employees";
 import type { Viewer } from "../../web/layout";
 import type { FormProblem } from "../../web/components/common";
+import { EditEmployeePage } from "../../web/pages/console-edit-employee";
 import { DEFAULT_MODELS, NewEmployeePage, type EmployeeDraft } from "../../web/pages/console-new-employee";
 import { requireConsole, type ConsoleEnv } from "../middleware/console-session";
 import { htmlPages } from "../middleware/html-pages";
+import { validate } from "../middleware/validate";
 import { describe, type ResponseDoc } from "../openapi/describe";
+import { employeePutBody } from "./employees";
 import { formProblem, page, problemStatus, readForm } from "./html";
 
 type C = Context<ConsoleEnv>;
@@ -68,6 +73,68 @@ function invalid(error: z.ZodError, runtime: string): AppError {
   });
 }
 
+const idParam = z.object({ id: employeeId });
+/** The edit form's fields: everything `PUT /v1/employees/:id` takes, from its own schema. */
+const editFields = schemaFields(employeePutBody);
+
+/** What the employee holds, shaped as `PUT /v1/employees/:id`'s body (its own sections as written). */
+function putBodyOf(row: EmployeeRow) {
+  const { name, reports_to, runtime, model, capabilities, sandbox_enabled } = employeeView(row);
+  const config = row.config ?? {};
+  return {
+    name,
+    reports_to,
+    runtime,
+    model,
+    capabilities,
+    sandbox_enabled,
+    team: config.team,
+    evolution: config.evolution,
+    contract: config.contract,
+  };
+}
+
+async function editEmployeePage(
+  c: C,
+  db: Db,
+  row: EmployeeRow,
+  shown: { problem?: FormProblem | null; draft?: Record<string, string> } = {},
+  status: 200 | 404 | 409 | 422 = 200,
+) {
+  const staff = await listEmployees(db, { limit: 500 });
+  const managers = staff.employees
+    .filter((e) => e.status !== "retired" && e.employee_id !== row.id)
+    .map((e) => ({ employee_id: e.employee_id, name: e.name }));
+  return page(
+    c,
+    <EditEmployeePage
+      viewer={viewerOf(c)}
+      employeeId={row.id}
+      name={row.name}
+      revision={row.revision}
+      fields={editFields}
+      values={shown.draft ?? formValues(editFields, putBodyOf(row))}
+      managers={managers}
+      problem={shown.problem ?? null}
+    />,
+    status,
+  );
+}
+
+/** The posted edit form as `PUT /v1/employees/:id`'s body, or every field's problem at once (422). */
+function editBodyOf(form: Record<string, string>, stored: EmployeeRow) {
+  const read = valueFromForm(editFields, form);
+  const parsed = employeePutBody.safeParse(read.value);
+  const errors = [...read.errors, ...(parsed.success ? [] : fieldErrorsFromIssues(parsed.error.issues))];
+  if (!parsed.success || errors.length) throw new AppError("validation_failed", "The employee was not saved", { errors });
+  const body = parsed.data;
+  // The contract's lists always post (as empty): an employee that had none keeps none rather than gaining an empty one.
+  const c = body.contract;
+  if (c && stored.config?.contract === undefined && !c.must_not.length && !c.must_always.length && c.max_tool_calls_per_turn === undefined)
+    body.contract = undefined;
+  return body;
+}
+
 /** Creating people and giving them work from the browser: the new-employee form (docs/operations.md "Console: first run and forms"). */
 export const consoleOrgRoutes = new Hono<ConsoleEnv>()
   .get(
@@ -121,6 +188,70 @@ export const consoleOrgRoutes = new Hono<ConsoleEnv>()
         if (!(err instanceof AppError) || err.status >= 500) throw err;
         const status = problemStatus(err);
         return newEmployeePage(c, { problem: formProblem(err), draft }, status === 409 ? 409 : 422);
+      }
+    },
+  )
+  .get(
+    "/employees/:id/edit",
+    describe({
+      summary: "The employee edit form",
+      responses: {
+        200: pageDoc(
+          "Every field `PUT /v1/employees/:id` takes (its own [team], [evolution] and contract included), generated from that schema, with the stored values",
+        ),
+      },
+      errors: ["not_found"],
+    }),
+    html,
+    manager,
+    validate("param", idParam),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const id = c.req.valid("param").id;
+      const row = await findEmployee(db, id);
+      if (!row) throw notFound(`employee ${id}`);
+      return editEmployeePage(c, db, row);
+    },
+  )
+  .post(
+    "/employees/:id/edit",
+    describe({
+      summary: "Save the employee edit form, as `PUT /v1/employees/:id` does, refused if it changed since the form was read",
+      responses: {
+        303: { description: "Saved: on to the employee's page" },
+        409: pageDoc("The employee changed since the form was read (its revision moved on): the form with the draft and the problem"),
+        422: pageDoc(
+          "An invalid field (a blank name, a cycle in reports_to, a number out of range): the form with the draft, each problem by its field",
+        ),
+      },
+      errors: ["not_found", "validation_failed", "conflict"],
+    }),
+    html,
+    manager,
+    validate("param", idParam),
+    async (c) => {
+      const db = getDb(c.env.DB);
+      const id = c.req.valid("param").id;
+      const row = await findEmployee(db, id);
+      if (!row) throw notFound(`employee ${id}`);
+      const form = await readForm(c);
+      const { revision: revisionText, _csrf, ...draft } = form;
+      try {
+        const revision = Number(revisionText);
+        if (!Number.isInteger(revision) || revision < 1)
+          throw new AppError("validation_failed", "The form has no revision", {
+            errors: [{ path: "", message: "reload the form and redo the change" }],
+          });
+        const { team, evolution, contract, ...body } = editBodyOf(form, row);
+        await putEmployee(db, id, body, c.var.session.principal.id, c.var.clock.now(), { team, evolution, contract }, revision);
+        return c.redirect(`/console/employees/${id}`, 303);
+      } catch (err) {
+        if (!(err instanceof AppError) || err.status >= 500 || err.status === 404) throw err;
+        const p = formProblem(err)!;
+        const problem: FormProblem = { ...p, fields: placeErrors(editFields, err.errors ?? []) };
+        // A revision conflict shows the draft beside the stored employee's new revision: saving again overwrites knowingly.
+        const current = (await findEmployee(db, id)) ?? row;
+        return editEmployeePage(c, db, current, { problem, draft }, problemStatus(err) === 409 ? 409 : 422);
       }
     },
   );

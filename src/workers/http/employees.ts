@@ -40,7 +40,7 @@ const SOUL_PATH_KEYS: ReadonlySet<string> = new Set(["legacy_soul_evolution", "c
  * The employee, with its own `[team]`, `[evolution]` and `[contract]` (issue 23: must_not,
  * must_always, max_tool_calls_per_turn), each stored in its config as written.
  */
-const employeePutBody = employeeWithTeamBody.extend({ evolution: employeeEvolution.optional(), contract: contractSchema.optional() });
+export const employeePutBody = employeeWithTeamBody.extend({ evolution: employeeEvolution.optional(), contract: contractSchema.optional() });
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: employeeId.optional(),

@@ -87,6 +87,13 @@ describe("valueFromForm and formValues", () => {
     expect(schema.strict().parse(value)).toMatchObject({ nested: { on: true, depth: 2 } });
   });
 
+  it("leaves an optional list with no default unset when its field is empty, and a defaulted one empty", () => {
+    const lists = z.object({ tools: z.array(z.string()).optional(), words: z.array(z.string()).default(["x"]) });
+    const listFields = schemaFields(lists);
+    expect(valueFromForm(listFields, { tools: " ", words: "" }).value).toEqual({ words: [] });
+    expect(valueFromForm(listFields, { tools: "Read", words: "a" }).value).toEqual({ tools: ["Read"], words: ["a"] });
+  });
+
   it("round-trips a section's value through its form", () => {
     const value = schema.parse({ enabled: true, name: "box", terms: ["one", "two"], url: "https://x.test/", table: { b: 2 }, either: 5 });
     const strings = formValues(fields, value);
