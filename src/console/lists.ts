@@ -1,6 +1,6 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { conversations, evalRuns, events, tasks } from "../db/schema";
+import { conversations, evalRuns, events, swarmTasks, tasks } from "../db/schema";
 import type { EventView } from "../lib/events";
 
 /*
@@ -55,6 +55,17 @@ export async function recentEvalRuns(db: Db, limit: number) {
     .select({ run_id: evalRuns.id, status: evalRuns.status, created_at: evalRuns.createdAt })
     .from(evalRuns)
     .orderBy(desc(evalRuns.createdAt))
+    .limit(limit)
+    .all();
+}
+
+/** Completed swarm tasks nobody verified yet, oldest completion first (the projects page's queue). */
+export async function unverifiedSwarmTasks(db: Db, limit: number) {
+  return db
+    .select()
+    .from(swarmTasks)
+    .where(and(eq(swarmTasks.status, "completed"), isNull(swarmTasks.verifiedAt)))
+    .orderBy(asc(swarmTasks.completedAt), asc(swarmTasks.id))
     .limit(limit)
     .all();
 }

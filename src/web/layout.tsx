@@ -42,6 +42,7 @@ const CONSOLE_LINKS = [
   ["/console/employees", "Employees"],
   ["/console/tasks", "Tasks"],
   ["/console/routines", "Routines"],
+  ["/console/projects", "Projects"],
   ["/console/matrix", "Matrix"],
   ["/console/spend", "Spend"],
   ["/console/runners", "Runners"],

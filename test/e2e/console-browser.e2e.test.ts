@@ -125,6 +125,7 @@ const CONSOLE = [
   "/console/operators",
   "/console/spend",
   "/console/routines",
+  "/console/projects",
   "/console/employees/new",
   "/console/audit",
   "/console/config",

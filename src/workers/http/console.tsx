@@ -51,6 +51,7 @@ import { consoleRoutinesRoutes } from "./console-routines";
 import { consoleOrgRoutes, firstRunPanel } from "./console-org";
 import { consoleRunnersRoutes } from "./console-runners";
 import { consoleConfigRoutes } from "./console-config";
+import { consoleProjectsRoutes } from "./console-projects";
 import { consoleTasksRoutes } from "./console-tasks";
 import { consoleOperatorsRoutes } from "./console-operators";
 import { withTeam } from "./employees";
@@ -235,6 +236,7 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
   .route("/", consoleConfigRoutes)
   .route("/", consoleTasksRoutes)
   .route("/", consoleOperatorsRoutes)
+  .route("/", consoleProjectsRoutes)
   .use("*", htmlPages())
   .get(
     "/",
