@@ -69,3 +69,14 @@ export async function unverifiedSwarmTasks(db: Db, limit: number) {
     .limit(limit)
     .all();
 }
+
+/** The employee's open goals (assigned, not manual), oldest first: the employee page shows each one's loop. */
+export async function openGoals(db: Db, employeeId: string, limit: number) {
+  return db
+    .select()
+    .from(tasks)
+    .where(and(eq(tasks.assignedTo, employeeId), eq(tasks.status, "assigned"), eq(tasks.manual, false)))
+    .orderBy(asc(tasks.createdAt), asc(tasks.id))
+    .limit(limit)
+    .all();
+}

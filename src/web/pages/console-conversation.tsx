@@ -17,26 +17,45 @@ export function ConversationPage(props: {
   const c = props.conversation;
   const contentErrors = props.problem?.fields.content;
   const open = c.status === "open";
+  // The goal loop's progress lines (a team round's estimate) between the turns, in time order.
+  const notices = c.notices ?? [];
+  type Item =
+    { at: string; turn: (typeof c.turns)[number]; notice?: undefined } | { at: string; notice: (typeof notices)[number]; turn?: undefined };
+  const timeline: Item[] = [
+    ...c.turns.map((turn) => ({ at: turn.at, turn })),
+    ...notices.map((notice) => ({ at: notice.at, notice })),
+  ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return (
     <ConsolePage title={`Conversation with ${c.employee_id}`} path="/console/employees" viewer={props.viewer}>
       <p>
         <a href={`/console/employees/${c.employee_id}`}>{c.employee_id}</a> › <code>{c.conversation_id}</code> · user{" "}
         <code>{c.user_id}</code> · <Badge status={c.status} /> · started <Time at={c.created_at} />
       </p>
-      <section id="chat" data-live="conversation." aria-label="Messages">
-        {c.turns.length === 0 ? (
+      <section id="chat" data-live="conversation. team." aria-label="Messages">
+        {c.turns.length === 0 && notices.length === 0 ? (
           <Empty>No message yet.</Empty>
         ) : (
           <ol class="chat" aria-live="polite">
-            {c.turns.map((t) => (
-              <li class={`turn turn-${t.role} t-${t.status}`} data-role={t.role}>
-                <p class="meta">
-                  {t.role === "user" ? c.user_id : c.employee_id} · <Time at={t.at} />
-                  {t.status === "failed" ? <> · the reply failed{t.error ? `: ${JSON.stringify(t.error)}` : ""}</> : null}
-                </p>
-                <p class="prose">{t.content}</p>
-              </li>
-            ))}
+            {timeline.map((item) =>
+              item.notice ? (
+                <li class="notice" data-kind={item.notice.kind}>
+                  <p class="meta">
+                    progress of <a href={`/console/tasks/${item.notice.task_id}`}>{item.notice.task_id}</a> · <Time at={item.notice.at} />
+                  </p>
+                  <p class="prose">{item.notice.content}</p>
+                </li>
+              ) : (
+                <li class={`turn turn-${item.turn.role} t-${item.turn.status}`} data-role={item.turn.role}>
+                  <p class="meta">
+                    {item.turn.role === "user" ? c.user_id : c.employee_id} · <Time at={item.turn.at} />
+                    {item.turn.status === "failed" ? (
+                      <> · the reply failed{item.turn.error ? `: ${JSON.stringify(item.turn.error)}` : ""}</>
+                    ) : null}
+                  </p>
+                  <p class="prose">{item.turn.content}</p>
+                </li>
+              ),
+            )}
           </ol>
         )}
         {c.reply_pending ? (

@@ -5,6 +5,7 @@ import type { memoryView } from "../../knowledge/memory";
 import type { wikiView } from "../../knowledge/wiki";
 import type { employeeView } from "../../tasks/employees";
 import type { taskView } from "../../tasks/view";
+import type { goalLoopView } from "../../team/goal-loop";
 import { Badge, Csrf, Data, Empty, FieldErrors, Num, ProblemNote, Tabs, Time, type FormProblem } from "../components/common";
 import type { Viewer } from "../layout";
 import { ConsolePage } from "./console-shell";
@@ -92,12 +93,52 @@ export function EmployeeTabs(props: { id: string; tab: EmployeeTab }) {
 
 type Conversation = Awaited<ReturnType<typeof employeeConversations>>[number];
 type TaskRow = ReturnType<typeof taskView>;
+type OpenGoal = { task: TaskRow; loop: Awaited<ReturnType<typeof goalLoopView>> };
+
+/** The employee's open goals, each with its loop: rounds used of the budget, the round in flight, the last evaluation. */
+function OpenGoals(props: { goals: OpenGoal[] }) {
+  return (
+    <section aria-labelledby="goals-h" id="employee-goals" data-live="task. team. goal.">
+      <h2 id="goals-h">Open goals</h2>
+      {props.goals.length === 0 ? (
+        <Empty>No open goal.</Empty>
+      ) : (
+        <ul class="goals">
+          {props.goals.map(({ task, loop }) => (
+            <li data-goal={task.task_id}>
+              <a href={`/console/tasks/${task.task_id}`}>{task.title}</a>{" "}
+              {loop.manual ? null : (
+                <>
+                  <Badge status={loop.state} /> · round {loop.rounds_used} of {loop.rounds_budget}
+                  {loop.current_round ? (
+                    <>
+                      {" "}
+                      (round {loop.current_round.round}, {loop.current_round.mode}, {loop.current_round.phase})
+                    </>
+                  ) : null}
+                  {loop.last_evaluation ? (
+                    <>
+                      {" "}
+                      · last evaluation: {loop.last_evaluation.met} of {loop.last_evaluation.of} criteria met
+                    </>
+                  ) : null}{" "}
+                  · <a href={`/console/tasks/${task.task_id}/roles`}>role turns and cost</a>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
 
 export function EmployeePage(props: {
   viewer: Viewer;
   employee: Employee & { team?: unknown };
   conversations: Conversation[];
   tasks: TaskRow[];
+  goals: OpenGoal[];
   /** Cost and prediction error per day (the plots). */
   series: EmployeeSeries;
   canTalk: boolean;
@@ -117,6 +158,7 @@ export function EmployeePage(props: {
       <EmployeeTabs id={e.employee_id} tab="overview" />
       <Lifecycle employee={e} viewer={props.viewer} problem={props.lifecycleProblem ?? null} />
       <GoalSection employeeId={e.employee_id} status={e.status} viewer={props.viewer} problem={props.goalProblem} draft={props.goalDraft} />
+      <OpenGoals goals={props.goals} />
       <section aria-labelledby="conv-h" id="employee-conversations" data-live="conversation.">
         <h2 id="conv-h">Conversations</h2>
         {props.canTalk ? (

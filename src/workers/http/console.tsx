@@ -4,7 +4,9 @@ import * as z from "zod";
 import { decideApproval, listApprovals } from "../../approvals/broker";
 import type { ApprovalView } from "../../approvals/view";
 import { employeeSeries } from "../../console/employee-series";
-import { employeeConversations, recentEvalRuns, recentEvents, recentTasks } from "../../console/lists";
+import { employeeConversations, openGoals, recentEvalRuns, recentEvents, recentTasks } from "../../console/lists";
+import { goalLoopView } from "../../team/goal-loop";
+import { listNotices } from "../../conversations/notices";
 import { closeConversation } from "../../conversations/close";
 import { openBody, openConversation, sendMessage } from "../../conversations/messages";
 import { conversationView, listTurns, requireConversation } from "../../conversations/store";
@@ -154,11 +156,13 @@ async function employeePage(
   goal: { problem: FormProblem | null; draft: GoalDraft } | null = null,
 ) {
   const db = getDb(c.env.DB);
-  const [employee, conversations, tasks, series] = await Promise.all([
+  const [employee, conversations, tasks, series, goals] = await Promise.all([
     employeeOr404(db, id),
     employeeConversations(db, id, 20),
     recentTasks(db, { limit: 20, assignedTo: id }).then((rows) => rows.map(taskView)),
     employeeSeries(db, id, c.var.clock.now()),
+    // Each open goal's loop (rounds used and left, the round in flight, the last evaluation); bounded to ten.
+    openGoals(db, id, 10).then((rows) => Promise.all(rows.map(async (t) => ({ task: taskView(t), loop: await goalLoopView(db, t) })))),
   ]);
   const canTalk = roleAtLeast(c.var.session.principal.role, "manager");
   return page(
@@ -168,6 +172,7 @@ async function employeePage(
       employee={employee}
       conversations={conversations}
       tasks={tasks}
+      goals={goals}
       series={series}
       canTalk={canTalk}
       problem={problem}
@@ -189,7 +194,8 @@ async function conversationPage(
 ) {
   const db = getDb(c.env.DB);
   const conv = await requireConversation(db, id);
-  const view = conversationView(conv, await listTurns(db, conv.id));
+  const [turns, notices] = await Promise.all([listTurns(db, conv.id), listNotices(db, conv.id)]);
+  const view = conversationView(conv, turns, notices);
   const canWrite = roleAtLeast(c.var.session.principal.role, "manager");
   return page(c, <ConversationPage viewer={viewerOf(c)} conversation={view} canWrite={canWrite} problem={problem} draft={draft} />, status);
 }

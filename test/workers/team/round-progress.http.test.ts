@@ -2,7 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { continueLoop } from "../../../src/team/goal-loop";
 import { startRound } from "../../../src/team/round-driver";
-import { call } from "../../factories";
+import { call, createOperator } from "../../factories";
+import { login, web } from "../../factories/web";
 import { eventsOf, putTeamConfig, SEED_TEAM } from "../../factories/team";
 
 /**
@@ -57,6 +58,16 @@ describe("role_team dispatch and the round progress line", () => {
     expect(view.body.notices[0]).toMatchObject({ kind: "goal_progress", task_id: taskId, round_id: res.body.round.round_id });
     expect(view.body.notices[0].content).toContain("about 21 min");
     expect(view.body.notices[0].content).toContain("not a guarantee");
+    // The console's conversation page shows the line among the messages, linked to its task.
+    const viewer = await login(await createOperator("viewer", "rt-viewer"));
+    const page = await web(`/console/conversations/${conversationId}`, { cookie: viewer.cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(
+      new RegExp(
+        `<li class="notice" data-kind="goal_progress"><p class="meta">progress of <a href="/console/tasks/${taskId}">[^]*?about 21 min`,
+      ),
+    );
+    expect(page.text).not.toContain("No message yet.");
 
     // A redelivered start: the loop step and a direct start both find the round in flight.
     await continueLoop(env, taskId, new Date());

@@ -149,6 +149,12 @@ describe("the employee page's goal form", () => {
       acceptance_criteria: ["notes exist", "they are short"],
     });
     expect((await web(`/console/tasks/${taskId}`, { cookie: mgr.cookie })).status).toBe(200);
+    // The employee page lists the open goal with its loop: the first round started, two allowed.
+    const after = await web("/console/employees/goal-ada", { cookie: mgr.cookie });
+    const goal = new RegExp(`<li data-goal="${taskId}">([\\s\\S]*?)</li>`).exec(after.text)?.[1] ?? "";
+    expect(goal).toContain("Write the notes");
+    expect(goal).toMatch(/round 1 of 2 \(round 1, (solo|team), \w+\)/);
+    expect(goal).toContain(`href="/console/tasks/${taskId}/roles"`);
   });
 
   it("refuses no criterion, no title and bad rounds inline with the draft, and a retired employee with 409", async () => {
