@@ -1,4 +1,4 @@
-import confusables from "unhomoglyph/data.json";
+import { CONFUSABLE_PROTOTYPES } from "./confusables-table";
 
 /**
  * The one normalizer of screened text (issue 18): the static scan (`scanText`), the rule-based
@@ -11,7 +11,8 @@ import confusables from "unhomoglyph/data.json";
  *    characters, Hangul fillers, Mongolian selectors, bidi marks, soft hyphens. `ignorable: "space"`
  *    turns them into spaces instead, for a filler used where a space would be (the scan tries both).
  * 2. NFKD: full-width and mathematical letters become ASCII, accents come apart.
- * 3. Confusables fold (Unicode's confusables.txt, through `unhomoglyph`'s table), then lower case: a
+ * 3. Confusables fold (Unicode's confusables.txt, through `unhomoglyph`'s table, reduced at build time
+ *    to what the fold uses: scripts/lib/confusables.mjs), then lower case: a
  *    non-ASCII letter whose prototype is ASCII becomes that ASCII (Cyrillic "о", Greek "ο" → "o"),
  *    marks on the prototype ignored (Greek "η" → "n"). Only non-ASCII characters fold (the table
  *    also maps ASCII, "m" → "rn", "|" → "l", "1" → "l", which would break every pattern), and never
@@ -53,19 +54,14 @@ const HAS_DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
 const MARKS_ON_ASCII = /(?<=[\u0000-\u007F])\p{M}+/gu;
 const CJK = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u30FC\u3000-\u303F`;
 const CJK_GAP = new RegExp(`(?<=[${CJK}])\\s+(?=[${CJK}])`, "gu");
-const NEVER_FOLDED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}]/u;
-const PRINTABLE_ASCII = /^[\u0020-\u007E]+$/;
 
-/** Non-ASCII code point → its ASCII prototype (built once per isolate). */
-const PROTOTYPES: ReadonlyMap<string, string> = (() => {
-  const map = new Map<string, string>();
-  for (const [source, prototype] of Object.entries(confusables as Record<string, string>)) {
-    if (source.codePointAt(0)! < 0x80 || NEVER_FOLDED.test(source)) continue;
-    const bare = prototype.normalize("NFD").replace(/\p{M}/gu, "");
-    if (PRINTABLE_ASCII.test(bare)) map.set(source, bare);
-  }
-  return map;
-})();
+/** Non-ASCII code point → its ASCII prototype (built once per isolate from the generated table). */
+const PROTOTYPES: ReadonlyMap<string, string> = new Map(
+  CONFUSABLE_PROTOTYPES.split("\n").map((line) => {
+    const tab = line.indexOf("\t");
+    return [String.fromCodePoint(parseInt(line.slice(0, tab), 36)), line.slice(tab + 1)] as const;
+  }),
+);
 
 function foldConfusables(text: string): string {
   if (/^[\u0000-\u007F]*$/.test(text)) return text;

@@ -158,6 +158,12 @@ describe("static security scan", () => {
   it("normalises full-width letters, zero-width characters, case and whitespace before matching", () => {
     expect(normalizeForScan("ＤＲＯＰ\u200B ＤＡＴＡＢＡＳＥ\n\n  x")).toBe("drop database x");
   });
+
+  it("folds look-alike letters through the generated confusables table, and leaves kana and ASCII as they are", () => {
+    expect(normalizeForScan("\u0456gn\u043er\u0435 previous")).toBe("ignore previous");
+    expect(normalizeForScan("\u03b7ot \u0399t")).toBe("not it");
+    expect(normalizeForScan("ノート rm")).toBe("ノート rm");
+  });
 });
 
 /**
