@@ -1,5 +1,7 @@
+import chromium from "@sparticuz/chromium";
+import { chromium as pw, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRunner, startWorker, type RunnerProcess } from "./stack";
+import { ADMIN_TOKEN, startRunner, startWorker, type RunnerProcess } from "./stack";
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -38,6 +40,7 @@ const hex16 = () => [...crypto.getRandomValues(new Uint8Array(8))].map((b) => b.
 describe("an official project through the whole stack, EvoMap nodes speaking /a2a", () => {
   let stack: Awaited<ReturnType<typeof startWorker>>;
   let runner: RunnerProcess;
+  let browser: Browser | undefined;
 
   beforeAll(async () => {
     stack = await startWorker();
@@ -46,6 +49,7 @@ describe("an official project through the whole stack, EvoMap nodes speaking /a2
   });
 
   afterAll(async () => {
+    await browser?.close();
     await runner?.stop();
     await stack?.close();
   });
@@ -131,9 +135,40 @@ describe("an official project through the whole stack, EvoMap nodes speaking /a2
     expect(done.body).toMatchObject({ status: "completed", completed_by: solver.id });
     const before = (await api(`/v1/nodes/${solver.id}`)).body.reputation;
     expect((await api(`/v1/events?type=swarm_task.credited&subject=${solver.id}`)).body.events).toHaveLength(0);
-    const verified = await api(`/v1/swarm/tasks/${task}/verify`, { body: {} });
-    expect(verified.status, JSON.stringify(verified.body)).toBeLessThan(300);
+    // A manager verifies it in the console (Chromium): the finished work waits on /console/projects.
+    const dropped = new Set(["--disable-web-security", "--allow-running-insecure-content", "--single-process"]);
+    browser = await pw.launch({
+      executablePath: await chromium.executablePath(),
+      args: chromium.args.filter((a) => !dropped.has(a)),
+      headless: true,
+    });
+    const page = await (await browser.newContext({ viewport: { width: 390, height: 844 }, locale: "en-US" })).newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(`${page.url()}: ${e.message}`));
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(`${page.url()}: ${m.text()}`);
+    });
+    await page.goto(`${stack.base}/console/projects`);
+    await page.getByLabel("Operator token").fill(ADMIN_TOKEN);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.waitForURL(/\/console\/projects$/);
+    const row = page.locator(`#swarm-${task}`);
+    expect(await row.textContent()).toContain("Designed and reviewed.");
+    await row.getByRole("button", { name: "Verify the work" }).click();
+    await page.waitForURL(/\/console\/projects$/);
+    expect(await page.locator(`#swarm-${task}`).count()).toBe(0);
     expect((await api(`/v1/nodes/${solver.id}`)).body.reputation).toBe(before + 4);
+    // The project's page: the task verified, and the manager's moves (an active project completes or archives).
+    await page.locator(`a[href="/console/projects/${projectId}"]`).first().click();
+    expect(await page.locator(`#swarm-${task}`).textContent()).toContain("verified by");
+    expect(await page.locator("#project-to option").allTextContents()).toEqual(["completed", "archived"]);
+    await page.selectOption("#project-to", "completed");
+    await page.getByRole("button", { name: "Move the project" }).click();
+    await page.waitForSelector('#project-state [data-status="completed"]');
+    expect((await api(`/v1/projects/${projectId}`)).body.status).toBe("completed");
+    const width = (await page.evaluate("document.documentElement.scrollWidth")) as number;
+    expect(width).toBeLessThanOrEqual(390);
+    expect(errors).toEqual([]);
     const ledger = (await api(`/v1/nodes/${solver.id}/reputation`)).body;
     expect(JSON.stringify(ledger)).toContain("task_completed");
   });
