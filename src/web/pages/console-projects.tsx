@@ -1,12 +1,14 @@
 /** @jsxImportSource hono/jsx */
+import { DECOMPOSITION_RULES } from "../../projects/decomposition";
 import type { ProjectView } from "../../projects/store";
 import type { TaskView } from "../../projects/swarm-tasks";
 import { Badge, Csrf, Empty, FieldErrors, Num, ProblemNote, Time, type FormProblem } from "../components/common";
 import type { Viewer } from "../layout";
 import { ConsolePage } from "./console-shell";
 
-/** How many task rows the decomposition form offers (the rules allow 2 to 10); the first three are open. */
-export const DECOMPOSITION_ROWS = 10;
+/** One row per task the rules allow; the first three are open. */
+export const DECOMPOSITION_ROWS = DECOMPOSITION_RULES.maxTasks;
+const { minTasks, maxTasks, maxWeightSum } = DECOMPOSITION_RULES;
 const OPEN_ROWS = 3;
 
 /** A refused verify, shown on its task's row. */
@@ -192,7 +194,7 @@ function DecompositionForm(props: { projectId: string; viewer: Viewer; problem: 
         <FieldErrors id={`decomp-${i}-errors`} errors={rowErrors} />
         {input("title", "Title", { maxlength: 200 })}
         {input("signals", "Signals, comma-separated", { maxlength: 800 })}
-        {input("weight", "Weight", { type: "number", step: "any", min: "0", max: "0.85" })}
+        {input("weight", "Weight", { type: "number", step: "any", min: "0", max: String(maxWeightSum) })}
         <label for={`decomp-${i}-body`}>What done looks like (optional)</label>
         <textarea
           id={`decomp-${i}-body`}
@@ -217,9 +219,9 @@ function DecompositionForm(props: { projectId: string; viewer: Viewer; problem: 
       <Csrf token={props.viewer.csrf} />
       <ProblemNote problem={p} />
       <p class="meta">
-        2 to 10 tasks with distinct titles; each weight above 0, all of them together at most 0.85 (the solvers' share; the proposer and the
-        aggregator get the rest). Rows left empty are skipped. Submitting makes the project active and opens its tasks to the swarm; the
-        model's own decomposition, if one is under way, is set aside.
+        {minTasks} to {maxTasks} tasks with distinct titles; each weight above 0, all of them together at most {maxWeightSum} (the solvers'
+        share; the proposer and the aggregator get the rest). Rows left empty are skipped. Submitting makes the project active and opens its
+        tasks to the swarm; the model's own decomposition, if one is under way, is set aside.
       </p>
       {rows.slice(0, OPEN_ROWS).map(row)}
       <details open={moreOpen}>

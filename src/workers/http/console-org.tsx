@@ -16,7 +16,7 @@ import { htmlPages } from "../middleware/html-pages";
 import { validate } from "../middleware/validate";
 import { describe, type ResponseDoc } from "../openapi/describe";
 import { employeePutBody } from "./employees";
-import { formProblem, page, problemStatus, readForm } from "./html";
+import { formProblem, page, problemStatus, readForm, refusalOf } from "./html";
 
 type C = Context<ConsoleEnv>;
 
@@ -246,12 +246,11 @@ export const consoleOrgRoutes = new Hono<ConsoleEnv>()
         await putEmployee(db, id, body, c.var.session.principal.id, c.var.clock.now(), { team, evolution, contract }, revision);
         return c.redirect(`/console/employees/${id}`, 303);
       } catch (err) {
-        if (!(err instanceof AppError) || err.status >= 500 || err.status === 404) throw err;
-        const p = formProblem(err)!;
-        const problem: FormProblem = { ...p, fields: placeErrors(editFields, err.errors ?? []) };
+        const refused = refusalOf(err);
+        const problem: FormProblem = { ...formProblem(refused)!, fields: placeErrors(editFields, refused.errors ?? []) };
         // A revision conflict shows the draft beside the stored employee's new revision: saving again overwrites knowingly.
         const current = (await findEmployee(db, id)) ?? row;
-        return editEmployeePage(c, db, current, { problem, draft }, problemStatus(err) === 409 ? 409 : 422);
+        return editEmployeePage(c, db, current, { problem, draft }, problemStatus(refused) === 409 ? 409 : 422);
       }
     },
   );

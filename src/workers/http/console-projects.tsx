@@ -24,7 +24,7 @@ import { requireConsole, type ConsoleEnv } from "../middleware/console-session";
 import { htmlPages } from "../middleware/html-pages";
 import { validate } from "../middleware/validate";
 import { describe, type ResponseDoc } from "../openapi/describe";
-import { formProblem, page, readForm } from "./html";
+import { formProblem, page, readForm, refusalOf } from "./html";
 import { projectDetail } from "./projects";
 
 type C = Context<ConsoleEnv>;
@@ -164,8 +164,8 @@ export const consoleProjectsRoutes = new Hono<ConsoleEnv>()
         await transitionProject(db, id, to.data, c.var.session.principal.id, c.var.clock.now());
         return c.redirect(`/console/projects/${id}`, 303);
       } catch (err) {
-        if (!(err instanceof AppError) || err.status >= 500 || err.code === "not_found") throw err;
-        return projectPage(c, id, { moveProblem: formProblem(err) }, err.status === 422 ? 422 : 409);
+        const refused = refusalOf(err);
+        return projectPage(c, id, { moveProblem: formProblem(refused) }, refused.status === 422 ? 422 : 409);
       }
     },
   )
@@ -195,9 +195,9 @@ export const consoleProjectsRoutes = new Hono<ConsoleEnv>()
         await submitDecomposition(c.env, db, id, body, { kind: "manager", id: c.var.session.principal.id }, c.var.clock.now());
         return c.redirect(`/console/projects/${id}`, 303);
       } catch (err) {
-        if (!(err instanceof AppError) || err.status >= 500 || err.code === "not_found") throw err;
-        const problem = onRows(formProblem(err)!, rows);
-        return projectPage(c, id, { decompositionProblem: problem, decompositionDraft: draft }, err.status === 409 ? 409 : 422);
+        const refused = refusalOf(err);
+        const problem = onRows(formProblem(refused)!, rows);
+        return projectPage(c, id, { decompositionProblem: problem, decompositionDraft: draft }, refused.status === 409 ? 409 : 422);
       }
     },
   )
@@ -223,8 +223,7 @@ export const consoleProjectsRoutes = new Hono<ConsoleEnv>()
         await verifyTask(db, id, c.var.session.principal.id, c.var.clock.now(), await readSection(db, reputationConfig));
         return c.redirect(back, 303);
       } catch (err) {
-        if (!(err instanceof AppError) || err.status >= 500 || err.code === "not_found") throw err;
-        const verifyProblem = { taskId: id, problem: formProblem(err)! };
+        const verifyProblem = { taskId: id, problem: formProblem(refusalOf(err))! };
         const projectOf = /^\/console\/projects\/(proj_[0-9a-f]{16})$/.exec(back)?.[1];
         return projectOf ? projectPage(c, projectOf, { verifyProblem }, 409) : projectsPage(c, verifyProblem, 409);
       }

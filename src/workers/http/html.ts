@@ -38,6 +38,15 @@ export function formProblem(err: unknown): FormProblem | null {
   return { code: err.code, detail: err.detail, fields };
 }
 
+/**
+ * The refusal a form shows inline, with its draft; anything else is thrown on to the error page (a
+ * crash, a 5xx, a resource that is not there).
+ */
+export function refusalOf(err: unknown): AppError {
+  if (err instanceof AppError && err.status < 500 && err.code !== "not_found") return err;
+  throw err;
+}
+
 /** The status a refused form is answered with: the error's own (422 validation, 409 conflict, …). */
 export function problemStatus(err: AppError): 403 | 404 | 409 | 422 | 429 {
   const s = err.status;
