@@ -23,7 +23,12 @@ import {
   type Turn,
   type UserModel,
 } from "../prediction";
+import { employeeEvolutionConfig, evolutionConfig, type EvolutionConfig } from "../evolution/config";
+import { feedbackFactor, securitySignals } from "../evolution/external-factors";
 import { addMemoryStatement } from "../evolution/memory-entry";
+import { diagnoseStatements } from "../evolution/skills-store";
+import { readSection } from "../lib/config";
+import { findEmployee } from "../tasks/employees";
 import { isStateConflict, loadEvolutionState, saveEvolutionState } from "../evolution/state";
 import { trigger, type TriggerOutcome } from "../evolution/triggers";
 import { conversationView, listTurns, requireConversation } from "./store";
@@ -68,7 +73,7 @@ interface Computed {
 }
 
 /** The pure part: what the engine makes of these turns for this pair, against what it knew. */
-async function compute(db: Db, conv: ConversationRow, rows: readonly ConversationTurnRow[], now: Date) {
+async function compute(db: Db, conv: ConversationRow, rows: readonly ConversationTurnRow[], evo: EvolutionConfig, now: Date) {
   const state = await loadEvolutionState(db, conv.employeeId);
   const stored = await db
     .select()
@@ -79,7 +84,8 @@ async function compute(db: Db, conv: ConversationRow, rows: readonly Conversatio
   const { turns, feedback } = turnsOf(rows);
   const firstUser = turns.find((t) => t.role === "user")?.content ?? "";
   const prediction = predict(model, firstUser, now);
-  const actual = extract(turns, feedback);
+  // `[evolution.external_factors] user_feedback = false`: the users' feedback does not reach the engine.
+  const actual = extract(turns, [...feedbackFactor(evo, feedback)]);
   const error = calculateError(prediction, actual, state.thresholds);
   const nextModel = updateModel(model, actual, error.inferred_satisfaction, now);
   const routed = route(error, state.consecutive_significant);
@@ -166,11 +172,32 @@ async function closeInTurn(env: Env, conversationId: string, reason: CloseReason
     const conv = await requireConversation(db, conversationId);
     if (conv.status === "closed") return conversationView(conv, await listTurns(db, conversationId));
     const rows = await listTurns(db, conversationId);
-    const { state, computed, nextState } = await compute(db, conv, rows, now);
+    const employee = await findEmployee(db, conv.employeeId);
+    const evo = employee ? await employeeEvolutionConfig(db, employee) : await readSection(db, evolutionConfig);
+    const { state, computed, nextState } = await compute(db, conv, rows, evo, now);
     const at = now.toISOString();
     const open = sql`EXISTS (SELECT 1 FROM ${conversations} WHERE ${conversations.id} = ${conversationId} AND ${conversations.status} = 'open')`;
-    const { outcome } = computed;
-    const action = outcome.action;
+    // `security_events`: what happened to the employee since its previous close joins the evolution context.
+    const security = await securitySignals(db, evo, conv.employeeId);
+    const routed = computed.outcome.action;
+    const action: EvolutionAction =
+      "context" in routed && security.length ? { ...routed, context: `${routed.context}\n${security.join("\n")}` } : routed;
+    const outcome = { ...computed.outcome, action };
+    // Step 5, diagnose (the skill lifecycle), between update_model and route: lands with the close or not at all.
+    const diagnose = await diagnoseStatements(
+      db,
+      {
+        employeeId: conv.employeeId,
+        conversationId,
+        compositeError: outcome.error.composite_error,
+        text: turnsOf(rows)
+          .turns.map((t) => t.content)
+          .join("\n"),
+        cfg: evo,
+        open,
+      },
+      now,
+    );
     const statements: BatchItem<"sqlite">[] = [
       appendEventWhere(
         db,
@@ -218,6 +245,7 @@ async function closeInTurn(env: Env, conversationId: string, reason: CloseReason
         timestamp: at,
       }),
       saveModel(db, conv.userId, conv.employeeId, computed.model, computed.modelVersion, now),
+      ...diagnose,
       saveEvolutionState(db, state, nextState, now),
       ...(computed.calibration
         ? [

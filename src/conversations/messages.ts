@@ -17,6 +17,8 @@ import { extractTopics } from "../prediction";
 import { findEmployee } from "../tasks/employees";
 import { DEFAULT_ALLOWED_TOOLS } from "../jobs/default-tools";
 import { soulForEmployeeRun, withSoul } from "../evolution/soul-run";
+import { employeeEvolutionConfig } from "../evolution/config";
+import { promptSkills } from "../evolution/skills-store";
 import { conversationsConfig } from "./config";
 import { playbookInjectionStatements, selectPlaybookEntries } from "./playbook";
 import { turnPrompt } from "./prompt";
@@ -25,6 +27,11 @@ import { listTurns, requireConversation } from "./store";
 /** A user turn is at most this many bytes (its JSON encoding), so the turn's prompt always fits a job. */
 export const MESSAGE_MAX_BYTES = 24 * 1024;
 const MEMORY_ENTRIES = 5;
+/**
+ * The skills block never exceeds this many estimated tokens whatever `skill_token_budget` says, so a
+ * turn's prompt (a 24 KiB message, the playbook, memory, skills) always fits a job prompt.
+ */
+const SKILL_PROMPT_TOKEN_CAP = 8_000;
 
 const userId = z.string().trim().min(1).max(200);
 
@@ -125,14 +132,16 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
   if (!employee) throw new AppError("conflict", `employee ${conv.employeeId} no longer exists`, { extra: { reason: "employee_gone" } });
   const cfg = await readSection(db, conversationsConfig);
   const history = (await listTurns(db, conversationId)).slice(-cfg.history_turns);
-  const [playbook, memory] = await Promise.all([
+  const [playbook, memory, skills] = await Promise.all([
     selectPlaybookEntries(db, employee.id, body.content, { user_id: conv.userId }),
     matchingMemory(db, employee.id, body.content),
+    employeeEvolutionConfig(db, employee).then((evo) => promptSkills(db, employee.id, evo, SKILL_PROMPT_TOKEN_CAP)),
   ]);
   const prompt = turnPrompt({
     employee: { name: employee.name },
     user_id: conv.userId,
     playbook,
+    skills: skills.included,
     memory,
     history,
     message: body.content,
@@ -190,6 +199,10 @@ export async function sendMessage(env: Env, db: Db, conversationId: string, body
           turn: seq,
           job_id: prepared.jobId,
           ...(body.feedback ? { feedback: body.feedback } : {}),
+          // Which active skills the prompt carries and which it left out, and why (only when there are any).
+          ...(skills.included.length || skills.left_out.length
+            ? { skills: { included: skills.included.map((s) => s.skillId), left_out: skills.left_out, tokens: skills.tokens } }
+            : {}),
           by: actor,
         },
       },

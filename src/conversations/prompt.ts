@@ -11,6 +11,8 @@ export interface TurnPromptInput {
   employee: { name: string };
   user_id: string;
   playbook: readonly SelectedEntry[];
+  /** The employee's active skills that fit its skill budget (src/evolution/skills.ts selectPromptSkills). */
+  skills?: readonly { name: string; description: string; body: string }[];
   memory: readonly string[];
   history: readonly Pick<ConversationTurnRow, "role" | "content" | "status">[];
   message: string;
@@ -39,6 +41,11 @@ export function turnPrompt(input: TurnPromptInput): string {
         "playbook",
         input.playbook.map((e) => `- [${e.category}] ${e.content}`).join("\n"),
       )}`,
+    );
+  }
+  if (input.skills?.length) {
+    parts.push(
+      `## Your active skills\n${block("skills", input.skills.map((s) => `### ${s.name}\n${s.description}\n\n${s.body}`).join("\n\n"))}`,
     );
   }
   if (input.memory.length)

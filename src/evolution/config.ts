@@ -60,6 +60,8 @@ export const employeeEvolution = z
     max_silence_hours: z.number().min(0.1).max(720),
     max_gvu_generations: z.number().int().min(1).max(10),
     observation_period_hours: z.number().min(1).max(720),
+    skill_token_budget: z.number().int().min(0).max(100_000),
+    max_active_skills: z.number().int().min(0).max(100),
     legacy_soul_evolution: z.boolean(),
     aee_settle_hours: z
       .number()

@@ -19,3 +19,4 @@ export * from "./playbook";
 export * from "./event-archives";
 export * from "./spend";
 export * from "./routines";
+export * from "./skills";

@@ -74,7 +74,7 @@ export function EmployeesPage(props: {
   );
 }
 
-export type EmployeeTab = "overview" | "memory" | "wiki" | "learning";
+export type EmployeeTab = "overview" | "memory" | "wiki" | "learning" | "skills";
 
 export function EmployeeTabs(props: { id: string; tab: EmployeeTab }) {
   const base = `/console/employees/${props.id}`;
@@ -86,6 +86,7 @@ export function EmployeeTabs(props: { id: string; tab: EmployeeTab }) {
         { href: `${base}/memory`, label: "Memory", current: props.tab === "memory" },
         { href: `${base}/wiki`, label: "Wiki", current: props.tab === "wiki" },
         { href: `${base}/learning`, label: "Learning", current: props.tab === "learning" },
+        { href: `${base}/skills`, label: "Skills", current: props.tab === "skills" },
       ]}
     />
   );

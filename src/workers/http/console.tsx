@@ -51,6 +51,7 @@ import { consoleSessionRoutes } from "./console-session";
 import { consoleSpendRoutes } from "./console-spend";
 import { consoleRoutinesRoutes } from "./console-routines";
 import { consoleOrgRoutes, firstRunPanel } from "./console-org";
+import { consoleSkillsRoutes } from "./console-skills";
 import { consoleRunnersRoutes } from "./console-runners";
 import { consoleConfigRoutes } from "./console-config";
 import { consoleProjectsRoutes } from "./console-projects";
@@ -243,6 +244,7 @@ export const consoleRoutes = new Hono<ConsoleEnv>()
   .route("/", consoleTasksRoutes)
   .route("/", consoleOperatorsRoutes)
   .route("/", consoleProjectsRoutes)
+  .route("/", consoleSkillsRoutes)
   .use("*", htmlPages())
   .get(
     "/",

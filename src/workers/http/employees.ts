@@ -31,6 +31,7 @@ import { evolutionToggleSchema, evolutionViewSchema } from "../openapi/responses
 import { goalAnswerSchema } from "../openapi/responses/team";
 import { knowledgeRoutes } from "./knowledge";
 import { playbookRoutes } from "./playbook";
+import { skillRoutes } from "./skills";
 import { soulRoutes } from "./soul";
 
 const idParam = z.object({ id: employeeId });
@@ -40,7 +41,10 @@ const SOUL_PATH_KEYS: ReadonlySet<string> = new Set(["legacy_soul_evolution", "c
  * The employee, with its own `[team]`, `[evolution]` and `[contract]` (issue 23: must_not,
  * must_always, max_tool_calls_per_turn), each stored in its config as written.
  */
-export const employeePutBody = employeeWithTeamBody.extend({ evolution: employeeEvolution.optional(), contract: contractSchema.optional() });
+export const employeePutBody = employeeWithTeamBody.extend({
+  evolution: employeeEvolution.optional(),
+  contract: contractSchema.optional(),
+});
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: employeeId.optional(),
@@ -245,7 +249,8 @@ export const employeesRoutes = new Hono<AppEnv>()
   // (one mount per resource path).
   .route("/", knowledgeRoutes)
   .route("/", playbookRoutes)
-  .route("/", soulRoutes);
+  .route("/", soulRoutes)
+  .route("/", skillRoutes);
 
 /** An operator (its role checked by the route), or the employee's own run acting for itself and no one else. */
 function assertOperatorOrSelf(principal: Principal, employeeId: string) {
