@@ -10,6 +10,7 @@ import { resolveSoulApprovals, rollbackContext } from "./gvu-apply";
 import { metricsOf, versionMetrics } from "./gvu-metrics";
 import { advanceRound, startGvuRounds } from "./gvu-round";
 import { consolidateSouls } from "./soul-consolidation-run";
+import { resolveConsolidationApprovals } from "./soul-consolidation-apply";
 import { observationVerdict } from "./observation";
 import { readRollbackDiff } from "./soul-crypto";
 import { findSoulVersion, latestVersionNumber, loadContract, loadSoul, soulVersionStatements } from "./soul-store";
@@ -250,12 +251,14 @@ export async function recoverLostJobEnds(env: Env, now: Date, graceMs = 2 * 60_0
   return rows.length;
 }
 
-/** The `gvu` tick: start rounds for accepted legacy requests, resolve soul_change approvals, judge due observations. */
+/** The `gvu` tick: start rounds for accepted legacy requests, resolve soul_change and soul_consolidation approvals, judge due observations, consolidate. */
 export async function gvuTick(env: Env, now: Date): Promise<Record<string, unknown>> {
   const started = await startGvuRounds(env, now);
   const recovered = await recoverLostJobEnds(env, now);
   const approvals = await resolveSoulApprovals(env, now);
   const observed = await observeSoulVersions(env, now);
+  // Decided consolidation approvals first: an applied one leaves nothing to consolidate, a denied one blocks its version.
+  const consolidationApprovals = await resolveConsolidationApprovals(env, now);
   const consolidations = await consolidateSouls(env, now);
   return {
     started: started.filter((s) => s.outcome === "started").length,
@@ -264,6 +267,7 @@ export async function gvuTick(env: Env, now: Date): Promise<Record<string, unkno
     recovered,
     approvals: approvals.filter((a) => a.outcome !== "pending"),
     observed,
+    consolidation_approvals: consolidationApprovals.filter((a) => a.outcome !== "pending"),
     consolidations: consolidations.filter((c) => c.outcome !== "not_needed"),
   };
 }

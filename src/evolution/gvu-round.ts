@@ -10,6 +10,7 @@ import { newId } from "../lib/ids";
 import { answerOf } from "../jobs/model-answer";
 import { modelWorkConfig } from "../jobs/model-work";
 import type { JobEnd } from "../jobs/job-end";
+import { JOB_LIMITS, jsonStringBytes, utf8Bytes } from "../jobs/limits";
 import { utilityPayload } from "../jobs/payloads";
 import { dispatchJob, prepareJob, type PreparedJob } from "../jobs/submit";
 import { loadClock } from "../lib/clock";
@@ -31,6 +32,7 @@ import {
 import { applyOrAskApproval } from "./gvu-apply";
 import { findRound, finishRound, guardedBatch, roundStep } from "./gvu-round-store";
 import { listSoulVersions, loadContract, loadSoul, type CurrentSoul } from "./soul-store";
+import { promptTooLarge } from "./soul-consolidate";
 import { consolidationDue } from "./soul-consolidation-run";
 import { gvuMayWriteSoul } from "./soul-run";
 import { acceptedEmergencies, endRequest, isRequestTaken, takeRequest } from "./triggers";
@@ -85,6 +87,20 @@ function modelJob(db: Db, roundId: string, seat: ModelSeat, prompt: string, now:
   });
   if (!payload.success) return null;
   return prepareJob(db, { kind: "utility", payload: payload.data, owner: { kind: "gvu_round", id: roundId } }, now);
+}
+
+/**
+ * A prompt that does not fit a job, told apart by cause (issue 39): the SOUL past its consolidation
+ * target (the `gvu` tick consolidates it, then retries the request) or the other inputs (the event
+ * and the round's outcome tell the operator what to shorten; no consolidation is started for it).
+ */
+function tooLarge(prompt: string, soul: CurrentSoul) {
+  return promptTooLarge({
+    prompt_bytes: jsonStringBytes(prompt),
+    soul_bytes: utf8Bytes(soul.content),
+    soul_json_bytes: jsonStringBytes(soul.content),
+    limit: JOB_LIMITS.promptBytes,
+  });
 }
 
 export type GvuStartOutcome =
@@ -168,6 +184,7 @@ async function skipRound(
   reason: string,
   now: Date,
   status: Extract<GvuRoundStatus, "skipped" | "failed"> = "skipped",
+  more: Record<string, unknown> = {},
 ): Promise<GvuStartOutcome> {
   const roundId = newId("gvu");
   const at = now.toISOString();
@@ -184,7 +201,7 @@ async function skipRound(
         gradients: [],
         generations: [],
         triggerContext: req.context,
-        outcome: { kind: status, reason },
+        outcome: { kind: status, reason, ...more },
         createdAt: at,
         updatedAt: at,
         endedAt: at,
@@ -194,7 +211,7 @@ async function skipRound(
         {
           type: `evolution.gvu_${status}`,
           subject: req.agentId,
-          payload: { agent_id: req.agentId, request_id: req.id, round_id: roundId, reason },
+          payload: { agent_id: req.agentId, request_id: req.id, round_id: roundId, reason, ...more },
         },
         now,
       ),
@@ -250,14 +267,12 @@ async function beginRound(
   const roundId = newId("gvu");
   const loop = startGvuLoop(cfg.max_gvu_generations);
   const seat = await seatFor(db, employee);
-  const job = modelJob(
-    db,
-    roundId,
-    seat,
-    generatorPrompt(inputs, req.context, [], { employee: employee.name, round_id: roundId, generation: 1 }),
-    now,
-  );
-  if (!job) return skipRound(env, db, req, soul, cfg, "prompt_too_large", now, "failed");
+  const prompt = generatorPrompt(inputs, req.context, [], { employee: employee.name, round_id: roundId, generation: 1 });
+  const job = modelJob(db, roundId, seat, prompt, now);
+  if (!job) {
+    const { reason, ...why } = tooLarge(prompt, inputs.soul);
+    return skipRound(env, db, req, soul, cfg, reason, now, "failed", why);
+  }
   const at = now.toISOString();
   await db.batch([
     takeRequest(db, req.id),
@@ -404,14 +419,12 @@ export async function advanceRound(env: Env, end: JobEnd, now: Date): Promise<vo
       if (before.status === "needs_judge") {
         // L1 and L2 passed: the judge (L3) is asked; nothing else changes until it answers.
         const seat = await seatFor(db, employee);
-        const job = modelJob(
-          db,
-          round.id,
-          seat,
-          buildJudgePrompt({ ...input, header: { employee: employee.name, round_id: round.id, generation: loop.attempts + 1 } }),
-          now,
-        );
-        if (!job) return finishRound(env, db, round, end.job_id, "failed", { kind: "failed", reason: "prompt_too_large" }, now);
+        const prompt = buildJudgePrompt({
+          ...input,
+          header: { employee: employee.name, round_id: round.id, generation: loop.attempts + 1 },
+        });
+        const job = modelJob(db, round.id, seat, prompt, now);
+        if (!job) return finishRound(env, db, round, end.job_id, "failed", { kind: "failed", ...tooLarge(prompt, inputs.soul) }, now);
         const ok = await guardedBatch(db, [
           roundStep(
             db,
@@ -490,9 +503,10 @@ export async function advanceRound(env: Env, end: JobEnd, now: Date): Promise<vo
   // Refused, attempts left: the next generation, with every refusal so far as TextGrad feedback.
   const seat = await seatFor(db, employee);
   const header = { employee: employee.name, round_id: round.id, generation: next.attempts + 1 };
-  const job = modelJob(db, round.id, seat, generatorPrompt(inputs, round.triggerContext, next.gradients, header), now);
+  const prompt = generatorPrompt(inputs, round.triggerContext, next.gradients, header);
+  const job = modelJob(db, round.id, seat, prompt, now);
   if (!job)
-    return finishRound(env, db, round, end.job_id, "failed", { kind: "failed", reason: "prompt_too_large" }, now, {
+    return finishRound(env, db, round, end.job_id, "failed", { kind: "failed", ...tooLarge(prompt, inputs.soul) }, now, {
       attempts: next.attempts,
       gradients: next.gradients as unknown as Record<string, unknown>[],
       generations,

@@ -29,9 +29,54 @@ export interface EndedRound {
   outcome: Record<string, unknown> | null;
 }
 
-/** The round met the cap: a generation refused as `soul_too_large`, or a prompt the SOUL made too large. */
+/**
+ * The round met the cap: a generation refused as `soul_too_large`, or a prompt the SOUL made too
+ * large (`cause: other_inputs` is a prompt too large for reasons a consolidation would not fix).
+ */
 export function hitTheCap(round: EndedRound): boolean {
-  return round.generations.some((g) => g.reason === "soul_too_large") || round.outcome?.reason === "prompt_too_large";
+  return (
+    round.generations.some((g) => g.reason === "soul_too_large") ||
+    (round.outcome?.reason === "prompt_too_large" && round.outcome.cause !== "other_inputs")
+  );
+}
+
+/** The round's emergency was lost to the cap: it hit the cap, or was skipped waiting for the consolidation. */
+export function lostToCap(round: EndedRound): boolean {
+  return hitTheCap(round) || round.outcome?.reason === "soul_at_cap";
+}
+
+/**
+ * Why a GVU prompt did not fit a job (64 KiB of JSON): `soul` when the SOUL is past the
+ * consolidation target and the same prompt with the SOUL at the target would fit (the consolidation
+ * the `gvu` tick then starts fixes it), else `other_inputs` (the trigger context, contract, history
+ * or feedback make it too large: consolidating would not help, the operator has to shorten them).
+ * Sizes in bytes of the prompt's JSON encoding, as the job limit counts them.
+ */
+export function promptTooLarge(input: {
+  prompt_bytes: number;
+  /** The SOUL in UTF-8 (what the target counts) and inside the prompt's JSON (escapes included). */
+  soul_bytes: number;
+  soul_json_bytes?: number;
+  limit: number;
+  target_bytes?: number;
+}) {
+  const target = input.target_bytes ?? CONSOLIDATE_TARGET_BYTES;
+  const inJson = input.soul_json_bytes ?? input.soul_bytes;
+  // The SOUL shrunk to the target takes its share of the JSON at the same escape ratio.
+  const atTarget = input.soul_bytes > 0 ? Math.ceil((target * inJson) / input.soul_bytes) : 0;
+  const withTarget = input.prompt_bytes - inJson + Math.min(inJson, atTarget);
+  const cause = input.soul_bytes > target && withTarget <= input.limit ? ("soul" as const) : ("other_inputs" as const);
+  return {
+    reason: "prompt_too_large" as const,
+    cause,
+    prompt_bytes: input.prompt_bytes,
+    soul_bytes: input.soul_bytes,
+    limit_bytes: input.limit,
+    detail:
+      cause === "soul"
+        ? `the prompt is ${input.prompt_bytes} bytes (max ${input.limit}) because the SOUL (${input.soul_bytes} bytes) is past the consolidation target (${target}): the gvu tick consolidates it and then retries this request`
+        : `the prompt is ${input.prompt_bytes} bytes (max ${input.limit}) with the SOUL at ${input.soul_bytes} bytes: the trigger context, contract, history or feedback make it too large, and consolidating the SOUL would not fix that; shorten the contract or the trigger context`,
+  };
 }
 
 /**

@@ -1,5 +1,4 @@
 import { and, asc, eq, inArray, lt, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
 import { getDb, type Db } from "../db/client";
 import { events, gvuRounds, jobs, soulHeads, soulVersions } from "../db/schema";
 import { getAgentLock } from "../durable-objects/agent-lock-rpc";
@@ -7,7 +6,6 @@ import { getEvolutionSemaphore } from "../durable-objects/evolution-semaphore-rp
 import type { Env } from "../env";
 import { loadClock } from "../lib/clock";
 import { appendEvent } from "../lib/events";
-import { appendEventWhere, rowsChanged } from "../lib/guarded-insert";
 import { newId } from "../lib/ids";
 import type { JobEnd } from "../jobs/job-end";
 import { answerOf } from "../jobs/model-answer";
@@ -15,6 +13,7 @@ import { modelWorkConfig } from "../jobs/model-work";
 import { utf8Bytes } from "../jobs/limits";
 import { utilityPayload } from "../jobs/payloads";
 import { dispatchJob, prepareJob } from "../jobs/submit";
+import { brokerAvailability } from "../approvals/channels";
 import { readSection } from "../lib/config";
 import { findEmployee } from "../tasks/employees";
 import { employeeEvolutionConfig, type EvolutionConfig } from "./config";
@@ -26,16 +25,15 @@ import {
   type ConsolidationNeed,
   type EndedRound,
 } from "./soul-consolidate";
-import { gvuMayWriteSoul } from "./soul-run";
 import {
-  findSoulVersion,
-  latestVersionNumber,
-  loadContract,
-  loadSoul,
-  MAX_SOUL_BYTES,
-  soulVersionStatements,
-  type CurrentSoul,
-} from "./soul-store";
+  deniedFor,
+  holderOf,
+  openConsolidationApprovals,
+  requestConsolidationApproval,
+  writeConsolidation,
+} from "./soul-consolidation-apply";
+import { gvuMayWriteSoul } from "./soul-run";
+import { findSoulVersion, loadContract, loadSoul, MAX_SOUL_BYTES, type CurrentSoul } from "./soul-store";
 import { isStateConflict, loadEvolutionState, saveEvolutionState } from "./state";
 
 /**
@@ -48,16 +46,16 @@ import { isStateConflict, loadEvolutionState, saveEvolutionState } from "./state
  * runs. The job's end applies the checked result as a new SOUL version (`source: consolidation`) in
  * one batch guarded by the head still being the version it rewrote, or records why not; either way
  * the SOUL is untouched until a result passed every check, and a refused one is tried again only on
- * the next cooldown.
+ * the next cooldown. Under `require_approval` the checked result is a `soul_consolidation` approval
+ * instead, applied by the `gvu` tick once a person approved it (soul-consolidation-apply.ts).
  */
 
 export const CONSOLIDATION_OWNER = "soul_consolidation" as const;
 export const CONSOLIDATION_LEASE_MS = 30 * 60_000;
 const JOB_TIMEOUT_MS = 10 * 60_000;
-const OUTCOME_EVENTS = { done: "evolution.soul_consolidated", failed: "evolution.soul_consolidation_failed" } as const;
+const OUTCOME_EVENTS = { failed: "evolution.soul_consolidation_failed" } as const;
 
 const ownerId = (employeeId: string, version: number) => `${employeeId}@v${version}`;
-const holderOf = (jobId: string) => `${CONSOLIDATION_OWNER}:${jobId}`;
 const outcomeKey = (jobId: string) => `soul_consolidation:${jobId}`;
 
 export function parseOwnerId(id: string): { employeeId: string; version: number } | null {
@@ -103,9 +101,10 @@ export type ConsolidationOutcome =
   | {
       employee_id: string;
       outcome: "waiting";
-      reason: "running" | "round_running" | "observing" | "cooldown" | "agent_locked" | "semaphore_full" | "taken";
+      reason: "running" | "round_running" | "observing" | "awaiting_approval" | "cooldown" | "agent_locked" | "semaphore_full" | "taken";
     }
-  | { employee_id: string; outcome: "not_needed" | "requires_approval" }
+  | { employee_id: string; outcome: "not_needed" }
+  | { employee_id: string; outcome: "blocked"; reason: "denied" | "no_channel" }
   | { employee_id: string; outcome: "failed"; reason: "prompt_too_large" };
 
 /** Employees whose current SOUL is past the consolidation target (the only ones that can need it), `limit` at a time. */
@@ -165,21 +164,29 @@ async function startFor(env: Env, db: Db, employeeId: string, now: Date): Promis
   if (round) return waiting("round_running");
   // A version under observation is judged first: rewriting it would leave nothing to judge.
   if ((await findSoulVersion(db, employeeId, soul.version))?.status === "observing") return waiting("observing");
+  // One request at a time: a result waiting for (or just given) a person's decision is resolved first.
+  if ((await openConsolidationApprovals(db, employeeId, 1)).length > 0) return waiting("awaiting_approval");
   if (cfg.require_approval) {
-    // Governed evolution: no SOUL changes without a person; consolidation asks for none (docs: left for later).
-    await db.batch([
-      appendEvent(
-        db,
-        {
-          type: "evolution.soul_consolidation_blocked",
-          subject: employeeId,
-          payload: { agent_id: employeeId, version: soul.version, need, reason: "require_approval" },
-          dedupeKey: `soul_consolidation_blocked:${employeeId}:${soul.version}`,
-        },
-        now,
-      ),
-    ]);
-    return { employee_id: employeeId, outcome: "requires_approval" };
+    // Governed: the result will be a `soul_consolidation` approval. Not started (no model call spent)
+    // when a person already denied consolidating this very version, or when nobody could decide.
+    const denied = await deniedFor(db, employeeId, soul.version);
+    const reachable = denied ? true : (await brokerAvailability(env, db, now)).available;
+    const reason = denied ? ("denied" as const) : reachable ? null : ("no_channel" as const);
+    if (reason) {
+      await db.batch([
+        appendEvent(
+          db,
+          {
+            type: "evolution.soul_consolidation_blocked",
+            subject: employeeId,
+            payload: { agent_id: employeeId, version: soul.version, need, reason, ...(denied ? { approval_id: denied } : {}) },
+            dedupeKey: `soul_consolidation_blocked:${employeeId}:${soul.version}:${reason}`,
+          },
+          now,
+        ),
+      ]);
+      return { employee_id: employeeId, outcome: "blocked", reason };
+    }
   }
   const state = await loadEvolutionState(db, employeeId);
   if (state.cooldown_until && Date.parse(state.cooldown_until) > now.getTime()) return waiting("cooldown");
@@ -247,6 +254,7 @@ async function startFor(env: Env, db: Db, employeeId: string, now: Date): Promis
               target_bytes: CONSOLIDATE_TARGET_BYTES,
               cooldown_until: cooldownUntil,
               runtime: payload.data.runtime,
+              ...(cfg.require_approval ? { requires_approval: true } : {}),
             },
           },
           now,
@@ -333,47 +341,20 @@ async function settle(env: Env, db: Db, owner: { employeeId: string; version: nu
   const check = checkConsolidation({ original: soul.content, reply: answer.text, contract: await loadContract(db, employeeId) });
   if (!check.ok) return fail(check.reason, check.detail);
 
-  const version = (await latestVersionNumber(db, employeeId)) + 1;
-  const write = soulVersionStatements(
+  if (cfg.require_approval)
+    // Governed: a person sees the exact change and decides; the `gvu` tick applies it (soul-consolidation-apply.ts).
+    return requestConsolidationApproval(
+      env,
+      db,
+      { employeeId, jobId: end.job_id, base: soul, check, outcomeKey: outcomeKey(end.job_id) },
+      now,
+    );
+  const applied = await writeConsolidation(
     db,
-    {
-      employeeId,
-      content: check.soul,
-      sha256: check.sha256,
-      source: "consolidation",
-      reason: (check.summary || "consolidated under the SOUL cap").slice(0, 500),
-      actor: holderOf(end.job_id),
-      parentVersion: base,
-      version,
-    },
+    { employeeId, base: soul, check, jobId: end.job_id, cfg, dedupeKey: outcomeKey(end.job_id) },
     now,
   );
-  const results = await db.batch([
-    write.insert,
-    appendEventWhere(
-      db,
-      {
-        type: OUTCOME_EVENTS.done,
-        subject: employeeId,
-        payload: {
-          agent_id: employeeId,
-          job_id: end.job_id,
-          version,
-          parent_version: base,
-          sha256: check.sha256,
-          bytes_before: utf8Bytes(soul.content),
-          bytes_after: check.bytes,
-          keyword_recall: check.keyword_recall,
-        },
-        dedupeKey: outcomeKey(end.job_id),
-      },
-      now,
-      write.guard,
-    ),
-    write.head,
-    write.prune,
-  ] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
-  if (rowsChanged(results[2]) === 0) return fail("soul_changed", "the head moved while the result was applied");
+  if (applied !== "applied") return fail("soul_changed", "the head moved while the result was applied");
 }
 
 /** A consolidation job that ended without its owner call (a Worker that stopped): settled from its row. */

@@ -3,6 +3,7 @@ import type { ApprovalView } from "../../approvals/view";
 import { Csrf, Data, Empty, FieldErrors, ProblemNote, Time, type FormProblem } from "../components/common";
 import type { Viewer } from "../layout";
 import { ConsolePage, Countdown } from "./console-shell";
+import { Diff } from "./console-learning";
 
 /**
  * The four ends an approval can have, told apart by word, symbol and shape (never colour alone),
@@ -66,6 +67,39 @@ function DecideForm(props: { a: ApprovalView; viewer: Viewer; problem?: FormProb
   );
 }
 
+/** What a SOUL approval would change, readable before deciding: the sizes and the diff it is bound to. */
+function SoulChange(props: { a: ApprovalView }) {
+  const a = props.a;
+  if (a.action_kind !== "soul_change" && a.action_kind !== "soul_consolidation") return null;
+  const p = a.params;
+  const diff = typeof p.diff === "string" ? p.diff : null;
+  const before = typeof p.bytes_before === "number" ? p.bytes_before : null;
+  const after = typeof p.bytes_after === "number" ? p.bytes_after : null;
+  return (
+    <section class="soul-change" aria-label="The SOUL change">
+      <p>
+        {a.action_kind === "soul_consolidation"
+          ? "Replaces the whole SOUL.md with a shorter rewrite (consolidation under the size cap)"
+          : "Appends to SOUL.md"}
+        {typeof p.base_version === "number" ? <> · from version {p.base_version}</> : null}
+        {before !== null && after !== null ? (
+          <>
+            {" "}
+            · <span data-bytes-before={before}>{before.toLocaleString("en")}</span> →{" "}
+            <span data-bytes-after={after}>{after.toLocaleString("en")}</span> bytes
+          </>
+        ) : null}
+      </p>
+      {diff ? (
+        <details open={a.status === "pending"}>
+          <summary>The diff</summary>
+          <Diff text={diff} />
+        </details>
+      ) : null}
+    </section>
+  );
+}
+
 export function ApprovalCard(props: {
   a: ApprovalView;
   viewer: Viewer;
@@ -111,6 +145,7 @@ export function ApprovalCard(props: {
           Carried out at <Time at={a.consumed_at} /> by <code>{String(a.consumed_by ?? "")}</code>
         </p>
       ) : null}
+      <SoulChange a={a} />
       <details open={a.status === "pending"}>
         <summary>Evidence</summary>
         <Data value={a.evidence} />

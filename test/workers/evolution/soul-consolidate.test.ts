@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest";
 import { getAgentLock } from "../../../src/durable-objects/agent-lock-rpc";
 import { startGvuRounds } from "../../../src/evolution/gvu-round";
 import { consolidateSouls } from "../../../src/evolution/soul-consolidation-run";
-import { checkConsolidation, consolidationNeed, CONSOLIDATE_TARGET_BYTES, keywordRecall } from "../../../src/evolution/soul-consolidate";
+import {
+  checkConsolidation,
+  consolidationNeed,
+  CONSOLIDATE_TARGET_BYTES,
+  keywordRecall,
+  promptTooLarge,
+} from "../../../src/evolution/soul-consolidate";
 import { EMPTY_CONTRACT } from "../../../src/evolution/contract";
 import { trigger } from "../../../src/evolution/triggers";
 import { loadClock } from "../../../src/lib/clock";
@@ -256,6 +262,24 @@ describe("consolidation checks (pure)", () => {
     expect(consolidationNeed({ soul_bytes: 45 * 1024, appends: true, rounds_on_version: [hit] })).toBe("append_refused");
     expect(consolidationNeed({ soul_bytes: 45 * 1024, appends: false, rounds_on_version: [hit] })).toBeNull();
     expect(consolidationNeed({ soul_bytes: CONSOLIDATE_TARGET_BYTES, appends: true, rounds_on_version: [hit] })).toBeNull();
+    // A prompt too large because of the SOUL counts as the cap; one too large for other reasons does not.
+    const tooLarge = (cause?: string) => ({
+      status: "failed",
+      generations: [],
+      outcome: { reason: "prompt_too_large", ...(cause ? { cause } : {}) },
+    });
+    expect(consolidationNeed({ soul_bytes: 45 * 1024, appends: true, rounds_on_version: [tooLarge("soul")] })).toBe("append_refused");
+    expect(consolidationNeed({ soul_bytes: 45 * 1024, appends: true, rounds_on_version: [tooLarge()] })).toBe("append_refused");
+    expect(consolidationNeed({ soul_bytes: 45 * 1024, appends: true, rounds_on_version: [tooLarge("other_inputs")] })).toBeNull();
+  });
+
+  it("tells a prompt the SOUL made too large from one the other inputs made too large", () => {
+    const limit = 64 * 1024;
+    expect(promptTooLarge({ prompt_bytes: 70_000, soul_bytes: 50_000, limit })).toMatchObject({ cause: "soul", prompt_bytes: 70_000 });
+    // Even at the target the rest does not fit: consolidating would not help.
+    expect(promptTooLarge({ prompt_bytes: 70_000 + 20_000, soul_bytes: 50_000, limit })).toMatchObject({ cause: "other_inputs" });
+    // A SOUL already at or under the target is never the cause.
+    expect(promptTooLarge({ prompt_bytes: 70_000, soul_bytes: CONSOLIDATE_TARGET_BYTES, limit })).toMatchObject({ cause: "other_inputs" });
   });
 
   it("accepts a faithful compression and names the first failing check of anything else", () => {

@@ -148,6 +148,45 @@ describe("forms are CSRF-protected and roles are enforced by the server", () => 
     expect((await web("/console/topology", { cookie: viewer.cookie })).status).toBe(403);
   });
 
+  it("shows what a SOUL consolidation approval would change: both sizes and the diff it is bound to", async () => {
+    const viewer = await login(await createOperator("viewer", "soul-viewer"));
+    const diff = [
+      "===================================================================",
+      "--- SOUL.md@v2",
+      "+++ SOUL.md@consolidated",
+      "@@ -1,3 +1,2 @@",
+      " # Rules",
+      "-Never double-book a room. (note 1)",
+      "-Never double-book a room. (note 2)",
+      "+Never double-book a room.",
+      "",
+    ].join("\n");
+    const made = await requestApproval(
+      env,
+      getDb(env.DB),
+      {
+        action: {
+          kind: "soul_consolidation",
+          subject: "kai",
+          params: { employee_id: "kai", job_id: "job_x", base_version: 2, bytes_before: 52_480, bytes_after: 1_234, diff },
+        },
+        evidence: { bytes_before: 52_480, bytes_after: 1_234, summary: "merged repeated rules" },
+        ttlSecs: 3600,
+        requestedBy: "web-test",
+      },
+      await now(),
+    );
+    const page = await web("/console/approvals", { cookie: viewer.cookie });
+    expect(page.status).toBe(200);
+    const card = page.text.slice(page.text.indexOf(`id="approval-${made.approval_id}"`));
+    expect(card).toContain("Replaces the whole SOUL.md with a shorter rewrite");
+    expect(card).toContain("from version 2");
+    expect(card).toContain('<span data-bytes-before="52480">52,480</span>');
+    expect(card).toContain('<span data-bytes-after="1234">1,234</span> bytes');
+    expect(card).toContain('<span class="d-del">-Never double-book a room. (note 1)\n</span>');
+    expect(card).toContain('<span class="d-add">+Never double-book a room.\n</span>');
+  });
+
   it("gives the bootstrap ADMIN_TOKEN a session but no decide form, as the API refuses its decide", async () => {
     const admin = await login("test-admin-token");
     const id = await pendingApproval("bootstrap:alice");
