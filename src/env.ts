@@ -32,6 +32,8 @@ declare global {
       NODE_PRESENCE: DurableObjectNamespace<NodePresence>;
       // Events past `[events] retention_days`, gzip NDJSON per day (src/events/retention.ts).
       EVENT_ARCHIVE: R2Bucket;
+      // Each employee's attachments bucket: files an accepted team goal's packets named (src/team/attachments.ts).
+      ATTACHMENTS: R2Bucket;
       // The audit checkpoint key: an Ed25519 private JWK (secret; see src/audit/keys.ts). Absent: the
       // chain is sealed but no checkpoint is signed. AUDIT_SEALING "off" stops sealing (benchmarks).
       AUDIT_SIGNING_KEY?: string;

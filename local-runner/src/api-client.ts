@@ -8,6 +8,8 @@ import { leaseResponseSchema, MAX_FAILURE_MESSAGE, problemSchema } from "./proto
 import type { JobFailure, JobResult, LeaseRequest, LeaseResponse, Problem } from "./protocol.ts";
 
 const REQUEST_TIMEOUT_MS = 15_000;
+/** An attachment is at most 64 MiB: allow a slow uplink. */
+const UPLOAD_TIMEOUT_MS = 10 * 60_000;
 /** The server holds a lease request up to wait_ms; allow that plus ordinary latency. */
 const LONG_POLL_SLACK_MS = 15_000;
 /** Shutdown should not hang on an unreachable Worker; an uncancelled poll only costs a lease lapse. */
@@ -60,6 +62,20 @@ export interface ApiClient {
   extend(job: LeaseRef, extendMs: number, signal?: AbortSignal): Promise<void>;
   complete(job: LeaseRef, result: JobResult, signal?: AbortSignal): Promise<void>;
   fail(job: LeaseRef, failure: JobFailure, signal?: AbortSignal): Promise<void>;
+  /**
+   * Uploads one file of an `attachments_archive` job under the job's lease (seed 002's attachments
+   * bucket). Optional so test doubles that never run the job need not carry it.
+   */
+  uploadAttachment?(job: LeaseRef, file: AttachmentUpload, signal?: AbortSignal): Promise<void>;
+}
+
+export interface AttachmentUpload {
+  /** The path as the packet declared it (the Worker checks it was asked for). */
+  declared: string;
+  /** The workspace-relative path it resolved to (the key it is stored under). */
+  path: string;
+  sha256: string;
+  content: Uint8Array;
 }
 
 export interface LeaseRef {
@@ -156,6 +172,30 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         },
         { signal },
       );
+    },
+    async uploadAttachment(job, file, signal) {
+      const path = `${jobPath(job, "attachments")}?${new URLSearchParams({ lease_id: job.lease_id, declared: file.declared, path: file.path })}`;
+      const timeout = AbortSignal.timeout(UPLOAD_TIMEOUT_MS);
+      let response: Response;
+      let text: string;
+      try {
+        response = await fetchImpl(`${base}${path}`, {
+          method: "PUT",
+          headers: {
+            authorization: `Bearer ${options.token}`,
+            "content-type": "application/octet-stream",
+            "x-content-sha256": file.sha256,
+            accept: "application/json, application/problem+json",
+          },
+          body: file.content,
+          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        });
+        text = await response.text();
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        throw new NetworkError(`PUT ${path} failed: ${describeFetchError(err)}`, { cause: err });
+      }
+      if (!response.ok) throw errorFromResponse(path, response.status, text);
     },
   };
 }

@@ -148,6 +148,9 @@ export function createPollLoop(options: PollLoopOptions): PollLoop {
             ...(options.env ? { env: options.env } : {}),
             ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
             ...options.members,
+            ...(client.uploadAttachment
+              ? { uploadAttachment: (file) => client.uploadAttachment!(job, file, entry.controller.signal) }
+              : {}),
           }),
         );
       } catch (err) {

@@ -110,6 +110,8 @@ export const FAILURE_CODES = [
    * runner: its arm never ran here, or the janitor removed it. Re-running cannot bring it back.
    */
   "workspace_missing",
+  /** An attachment upload did not reach the Worker (or the lease was lost): worth another attempt. */
+  "upload_failed",
 ] as const;
 export type FailureCode = (typeof FAILURE_CODES)[number];
 

@@ -17,5 +17,6 @@ export const OWNER_KINDS = [
   "playbook_settle",
   "gvu_round",
   "soul_consolidation",
+  "team_attachments",
 ] as const;
 export type OwnerKind = (typeof OWNER_KINDS)[number];

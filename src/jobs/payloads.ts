@@ -3,6 +3,7 @@ import { checkResult, JOB_LIMITS, jsonStringBytes, utf8Bytes } from "./limits";
 import { RUNTIMES } from "../db/runtimes";
 import { OWNER_KINDS } from "./owner-kinds";
 import { observedWorkspace } from "./isolated-workspace";
+import { attachmentsArchivePayload } from "./attachments-job";
 
 export { RUNTIMES, type Runtime } from "../db/runtimes";
 
@@ -159,3 +160,6 @@ export const evalCasePayload = z.object({
   timeout_ms: z.number().int().min(1_000).max(3_600_000),
 });
 export type EvalCasePayload = z.infer<typeof evalCasePayload>;
+
+/** `attachments_archive` as the Worker dispatches it: the shared payload (src/jobs/attachments-job.ts) on a known runtime. */
+export const attachmentsArchiveJobPayload = attachmentsArchivePayload.extend({ runtime: z.enum(RUNTIMES) });

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { employeeTurnPayload, evalCasePayload, jobOwner, utilityPayload } from "../jobs/payloads";
+import { attachmentsArchiveJobPayload, employeeTurnPayload, evalCasePayload, jobOwner, utilityPayload } from "../jobs/payloads";
 import { teamStagePayload } from "../jobs/team-stage-job";
 
 /** A message on the `dispatch` queue: one job to put into the runner inbox. */
@@ -29,6 +29,13 @@ export const dispatchMessage = z.discriminatedUnion("kind", [
     job_id: z.string().regex(/^job_[0-9a-f]{16}$/),
     kind: z.literal("eval_case"),
     payload: evalCasePayload,
+    owner: jobOwner,
+    enqueued_at: z.iso.datetime(),
+  }),
+  z.object({
+    job_id: z.string().regex(/^job_[0-9a-f]{16}$/),
+    kind: z.literal("attachments_archive"),
+    payload: attachmentsArchiveJobPayload,
     owner: jobOwner,
     enqueued_at: z.iso.datetime(),
   }),

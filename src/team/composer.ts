@@ -1,3 +1,4 @@
+import type { AttachmentsRecord } from "./attachments";
 import type { Evaluation } from "./acceptance";
 import { STAGE_ROLE, type DegradeStep, type MemberStageKind, type RoundPlan, type StageKind } from "./budget";
 import { regateOnPlan, type PlannedSubtask } from "./gate";
@@ -100,6 +101,8 @@ export interface RoundState {
   /** The acceptance path's judgement of this round. */
   evaluation?: Evaluation;
   outcome?: RoundOutcome;
+  /** An accepted team round's packet attachments archive (seed 002; src/team/attachments.ts). */
+  attachments?: AttachmentsRecord;
 }
 
 export type StageEnd =

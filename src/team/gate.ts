@@ -1,4 +1,5 @@
 import type { EffortLevel } from "./effort";
+import type { GateMeasurementRecord } from "./gate-measure";
 import type { GateMode } from "./settings";
 
 /**
@@ -77,6 +78,11 @@ export interface GateDecision {
   signals: Record<GateSignal, SignalReading> & { held: number };
   /** A solo decision may carry an effort hint: the cheapest improvement is often the knob. */
   effort_hint?: EffortLevel;
+  /**
+   * What the inputs were measured from (gate-measure.ts), kept with the decision so a person can see
+   * why. Set by the goal path, not by `decideGate`, which only reads the inputs.
+   */
+  measured?: GateMeasurementRecord;
 }
 
 export const MIN_INDEPENDENT_ITEMS = 4;

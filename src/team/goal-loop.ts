@@ -7,6 +7,7 @@ import { appendEvent, type NewEvent } from "../lib/events";
 import { settleTask, type SettleBody } from "../tasks/settle";
 import { findTask } from "../tasks/view";
 import { bestRound, decideAfterRejection, type BestRound } from "./acceptance";
+import { requestAttachmentsArchive } from "./attachments";
 import { TERMINAL_PHASES, type RoundState } from "./composer";
 import { goalsConfig } from "./goals-config";
 import { judgedRound, startRound } from "./round-driver";
@@ -129,6 +130,12 @@ export async function continueLoop(env: Env, taskId: string, now: Date, opts: { 
     const next = afterRounds(rounds, budget);
     if (next.kind === "settle") {
       const out = await settleLoop(db, task, next, rounds, budget, now);
+      // An accepted team goal's named files go to the employee's attachments (seed 002); the team tick retries a miss.
+      if (next.reason === "acceptance_passed") {
+        await requestAttachmentsArchive(env, taskId, now).catch((err: unknown) =>
+          console.error(`attachments: requesting the archive of ${taskId} failed; the team tick will`, err),
+        );
+      }
       if (opts.resumeOthers !== false) await resumeWaiting(env, task.assignedTo, now);
       return out;
     }

@@ -10,6 +10,7 @@ import { conversationRef, createTask } from "../tasks/create-task";
 import { policyAsksForTeam } from "../tasks/dispatch/route";
 import { findEmployee } from "../tasks/employees";
 import { decideGate } from "./gate";
+import { measureGate } from "./gate-measure";
 import { openTeamGoal, type GoalEmployee, type MatrixAdvice } from "./goals";
 import { continueLoop, type LoopStep } from "./goal-loop";
 import { goalsConfig } from "./goals-config";
@@ -32,14 +33,20 @@ export const goalBody = z
         fits_one_context: z.boolean().optional(),
         produces_artifacts: z.boolean().optional(),
       })
-      .optional(),
+      .optional()
+      .describe(
+        "Hints only: the gate measures its signals from the goal (title, criteria, named paths). A hint can only keep the goal solo (fewer independent items, more hubs, fits one context, no artifacts); it never makes a signal hold",
+      ),
     exclusions: z
       .strictObject({
         live_channel_turn: z.boolean().optional(),
         plan_first_pending: z.boolean().optional(),
         irreversible_in_plan: z.boolean().optional(),
       })
-      .optional(),
+      .optional()
+      .describe(
+        "Hints only: the gate measures its hard exclusions itself. `true` adds an exclusion (the goal stays solo); `false` never lifts a measured one",
+      ),
     /** Rounds the goal loop may spend (default `[goals] iteration_cap`); fewer than 3 keeps the goal solo. */
     rounds_left: z.number().int().min(0).max(50).optional(),
     tags: z.array(label(64)).max(20).default([]),
@@ -98,8 +105,10 @@ export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalB
       taskId: created.task_id,
       employee: goalEmployee(worker),
       goal,
-      ...(body.signals ? { signals: body.signals } : {}),
-      ...(body.exclusions ? { exclusions: body.exclusions } : {}),
+      ...(body.signals || body.exclusions
+        ? { hints: { ...(body.signals ? { signals: body.signals } : {}), ...(body.exclusions ? { exclusions: body.exclusions } : {}) } }
+        : {}),
+      ...(body.conversation_id ? { conversation_id: body.conversation_id } : {}),
       rounds_left: rounds,
       loop: { max_concurrent: loop.max_concurrent, iteration_cap: loop.iteration_cap },
       ...(advice ? { advice } : {}),
@@ -111,11 +120,13 @@ export async function openGoal(env: Env, db: Db, employeeId: string, body: GoalB
   const step = await continueLoop(env, created.task_id, now);
   const work = loopAnswer(step);
   if (opened.team === "disabled") {
-    // Nothing was recorded for the team; the gate is shown as what it is: not consulted.
+    // Nothing was recorded for the team; the gate is shown as what it is: not consulted (its signals
+    // as measured from the goal, the caller's hints leaning solo as they would have).
+    const hints = { ...(body.signals ? { signals: body.signals } : {}) };
     const signals = decideGate({
       mode: "always_solo",
       sandbox_enabled: false,
-      signals: body.signals ?? {},
+      signals: measureGate(goal, hints).signals,
       exclusions: {},
       acceptance_criteria_count: goal.acceptance_criteria.length,
     }).signals;

@@ -1,10 +1,13 @@
+import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { conversations } from "../db/schema";
 import { readSection } from "../lib/config";
 import { cascadeTeamConfig, type CascadeReport, type EmployeeModel, type RolePrior } from "./cascade";
 import { checkTeamCapacity } from "./capacity";
 import { teamConfig } from "./config";
 import { readTeamLimits } from "./limits";
-import { decideGate, type CapabilityGap, type GateDecision, type GateExclusionsInput, type GateSignalsInput } from "./gate";
+import { decideGate, type CapabilityGap, type GateDecision } from "./gate";
+import { measureGate, type GateHints, type GoalConversation } from "./gate-measure";
 import type { TeamSettings } from "./settings";
 import { freezeTeamSpec, recordTeamRefusal, type FrozenGoal } from "./spec-store";
 import { refusalVisibility, validateTeamSpec, type SpecProblem, type TeamSpec } from "./validate";
@@ -22,8 +25,13 @@ export interface OpenTeamGoalInput {
   taskId: string;
   employee: GoalEmployee;
   goal: FrozenGoal;
-  signals?: GateSignalsInput;
-  exclusions?: GateExclusionsInput;
+  /**
+   * What the caller claimed about the goal (the request's `signals` and `exclusions`): hints that can
+   * only keep it solo. The gate's inputs are measured from the goal itself (gate-measure.ts).
+   */
+  hints?: GateHints;
+  /** The conversation the goal was raised in: a live turn whose reply is in flight keeps the goal solo. */
+  conversation_id?: string;
   rounds_left?: number;
   capability_gap?: CapabilityGap;
   /** The loop's limits, for the capacity check at spec validation. */
@@ -74,17 +82,28 @@ export async function openTeamGoal(db: Db, input: OpenTeamGoalInput, now: Date):
     input.capability_gap ??
     (input.advice && executor.runtime ? (input.advice.gap("executor", executor.runtime, executor.model) ?? undefined) : undefined);
 
+  // The gate reads what was measured, never what the caller claims (issue 39); the caller's hints
+  // may only lean solo.
+  const measured = measureGate(
+    {
+      title: input.goal.title,
+      acceptance_criteria: input.goal.acceptance_criteria,
+      conversation: input.conversation_id ? await goalConversation(db, input.conversation_id) : null,
+      ...(input.rounds_left !== undefined ? { rounds_left: input.rounds_left } : {}),
+    },
+    input.hints,
+  );
   const gateInput = {
     mode: eff.gate,
     sandbox_enabled: input.employee.sandbox_enabled === true,
-    signals: input.signals ?? {},
-    exclusions: input.exclusions ?? {},
+    signals: measured.signals,
+    exclusions: measured.exclusions,
     acceptance_criteria_count: input.goal.acceptance_criteria.length,
-    ...(input.rounds_left !== undefined ? { rounds_left: input.rounds_left } : {}),
+    ...(measured.rounds_left !== undefined ? { rounds_left: measured.rounds_left } : {}),
     ...(measuredGap ? { capability_gap: measuredGap } : {}),
     ...(input.dispatch_role_team ? { dispatch_role_team: true } : {}),
   };
-  const gate = decideGate(gateInput);
+  const gate: GateDecision = { ...decideGate(gateInput), measured: measured.record };
 
   const validation = validateTeamSpec(eff);
   if (!validation.ok) {
@@ -95,6 +114,7 @@ export async function openTeamGoal(db: Db, input: OpenTeamGoalInput, now: Date):
       decision: "solo",
       reason: gate.decision === "solo" ? gate.reason : quiet ? "team_not_configured" : validation.reason,
       signals: gate.signals,
+      measured: measured.record,
     };
     if (quiet) {
       console.debug(`team: ${input.taskId} stays solo (${validation.reason}); [team] was never configured, so no audit row`);
@@ -132,4 +152,14 @@ export async function openTeamGoal(db: Db, input: OpenTeamGoalInput, now: Date):
     now,
   );
   return { team: "frozen", gate: frozen.gate, team_spec: frozen.spec, reports };
+}
+
+/** The conversation a goal names, as the gate's live-turn exclusion reads it (null: none stored). */
+async function goalConversation(db: Db, id: string): Promise<GoalConversation | null> {
+  const row = await db
+    .select({ source: conversations.source, status: conversations.status, pending: conversations.pendingJobId })
+    .from(conversations)
+    .where(eq(conversations.id, id))
+    .get();
+  return row ? { source: row.source, status: row.status, reply_pending: row.pending !== null } : null;
 }

@@ -18,7 +18,14 @@ import { goalsConfig } from "./goals-config";
 export async function offerTaskToTeam(
   db: Db,
   created: { task_id: string; assigned_to: string; route: { policy: DispatchPolicy } },
-  task: { title: string; acceptance_criteria: string[]; mode: "goal" | "plain"; manual: boolean; rounds_left?: number },
+  task: {
+    title: string;
+    acceptance_criteria: string[];
+    mode: "goal" | "plain";
+    manual: boolean;
+    rounds_left?: number;
+    conversation_id?: string;
+  },
   now: Date,
 ) {
   if (!policyAsksForTeam(created.route.policy, task)) return null;
@@ -31,6 +38,7 @@ export async function offerTaskToTeam(
       taskId: created.task_id,
       employee: goalEmployee(worker),
       goal: { title: task.title, acceptance_criteria: task.acceptance_criteria },
+      ...(task.conversation_id ? { conversation_id: task.conversation_id } : {}),
       rounds_left: task.rounds_left ?? loop.iteration_cap,
       loop: { max_concurrent: loop.max_concurrent, iteration_cap: loop.iteration_cap },
       dispatch_role_team: true,

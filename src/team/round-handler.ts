@@ -10,6 +10,7 @@ import { readTeamLimits } from "./limits";
 import { activeRounds, findRound, stateOf } from "./round-store";
 import { teamStageResult } from "../jobs/team-stage-job";
 import { cancelRoundsOfSettledTasks } from "./task-cancel";
+import { requestMissingArchives } from "./attachments";
 import { continueLoop, continueLoops } from "./goal-loop";
 
 function outcomeOf(end: Pick<JobEnd, "status" | "result" | "error" | "reason">): StageOutcome {
@@ -106,6 +107,8 @@ export async function teamTick(env: Env, now: Date): Promise<Record<string, unkn
   }
   const endedReleased = await releaseEndedRounds(env, now);
   const loops = await continueLoops(env, now);
+  // Accepted team goals whose attachments archive was never asked for (a process that stopped after the settle).
+  const archives = await requestMissingArchives(env, now);
   return {
     active_rounds: rounds.length,
     admission_expired: expired.expired.length,
@@ -116,5 +119,6 @@ export async function teamTick(env: Env, now: Date): Promise<Record<string, unkn
     tasks_settled: loops.settled,
     rounds_started: loops.started,
     tasks_waiting: loops.waiting,
+    attachments_requested: archives,
   };
 }

@@ -69,7 +69,13 @@ export async function freezeTeamSpec(
           task_id: input.taskId,
           employee_id: input.employeeId,
           spec: input.spec,
-          gate: { decision: input.gate.decision, reason: input.gate.reason },
+          // The measured inputs travel with the decision, so the audit trail says why (issue 39).
+          gate: {
+            decision: input.gate.decision,
+            reason: input.gate.reason,
+            signals: input.gate.signals,
+            ...(input.gate.measured ? { measured: input.gate.measured } : {}),
+          },
           ...(input.warnings?.length ? { warnings: input.warnings } : {}),
         },
         dedupeKey: `team_spec_frozen:${input.taskId}`,

@@ -14,6 +14,7 @@ import type { OwnerKind } from "../jobs/owner-kinds";
 import { decompositionJobEnded } from "../projects/decompose";
 import { onDispatchJobEnd } from "../tasks/dispatch/llm-select";
 import { onTeamStageJobEnd } from "../team/round-handler";
+import { onAttachmentsJobEnd } from "../team/attachments";
 
 /**
  * One handler per owner kind, kept beside TICKS and CONFIG_SECTIONS: the composition root is the
@@ -53,6 +54,8 @@ export const OWNER_HANDLERS: ReadonlyMap<OwnerKind, OwnerHandler> = new Map<Owne
   ["gvu_round", onGvuJobEnd],
   // A SOUL over (or at) its cap rewritten shorter (seed 003 v3 cap deadlock release): applied or refused.
   ["soul_consolidation", onConsolidationJobEnd],
+  // An accepted team goal's packet attachments archive: what went in and what was refused is recorded.
+  ["team_attachments", onAttachmentsJobEnd],
 ]);
 
 /** Calls the owner's handler; an owner kind nobody handles is an error (retried, then recorded). */

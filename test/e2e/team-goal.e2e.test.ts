@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, startRunner, startWorker } from "./stack";
+import { ADMIN_TOKEN, ROOT, startRunner, startWorker } from "./stack";
 import { GOAL, TEAM } from "./team-fixtures";
 
 const FILES = { "notes/a.md": "# Week one, part A\n", "notes/b.md": "# Week one, part B\n" };
@@ -28,6 +28,17 @@ async function settled(stack: Stack, taskId: string, timeoutMs = 120_000) {
         `task ${taskId} still assigned: ${JSON.stringify(body.rounds?.map((r: any) => [r.phase, r.stages.map((s: any) => `${s.kind}:${s.status}`)]))}`,
       );
     await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The task's attachments archive once it is recorded (the runner leases it after the settle). */
+async function attachmentsOf(stack: Stack, taskId: string, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await stack.api(`/v1/tasks/${taskId}`);
+    if (body.attachments && body.attachments.status !== "pending") return body.attachments;
+    if (Date.now() > deadline) throw new Error(`task ${taskId}: attachments still ${JSON.stringify(body.attachments)}`);
+    await new Promise((r) => setTimeout(r, 250));
   }
 }
 
@@ -71,7 +82,7 @@ describe("a team goal round on the real runner", () => {
       expect(goal.status, JSON.stringify(goal.body)).toBe(201);
       expect(goal.body).toMatchObject({
         assigned_to: "aiko",
-        gate: { decision: "team", reason: "signals_team" },
+        gate: { decision: "team", reason: "gate_always_team", measured: { hubs: [{ criterion: 2, why: "refers_to_other_items" }] } },
         round: { phase: "planning" },
       });
       expect(goal.body.team_spec.roles.executor).toMatchObject({ runtime: "codex", model: "gpt-5.5" });
@@ -91,6 +102,18 @@ describe("a team goal round on the real runner", () => {
         expect(readFileSync(join(runner.home, "agents/aiko", path), "utf8")).toBe(content);
       // Every member's scaffold is gone with the round.
       expect(scaffolds(runner.home)).toEqual([]);
+
+      // The accepted goal's named files went into aiko's attachments (seed 002), re-checked and uploaded
+      // by the real runner under an attachments_archive lease, and can be downloaded from the task.
+      const archive = await attachmentsOf(stack, goal.body.task_id);
+      expect(archive).toMatchObject({ status: "archived", round: 1, refused: [] });
+      expect(archive.archived.map((f: any) => [f.path, f.bytes])).toEqual([
+        ["notes/a.md", 19],
+        ["notes/b.md", 19],
+      ]);
+      const download = await fetch(`${stack.base}${archive.archived[0].download}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(download.status).toBe(200);
+      expect(await download.text()).toBe(FILES["notes/a.md"]);
 
       // The ledger: who was asked, who answered, what was observed.
       const turns = task.role_turns as any[];

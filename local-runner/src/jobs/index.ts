@@ -1,5 +1,6 @@
 /** Dispatch by job kind. Unknown kinds are failed, not ignored, so they do not sit leased until expiry. */
 import type { LeasedJob } from "../protocol.ts";
+import { runAttachmentsArchiveJob } from "./attachments-archive.ts";
 import { runEmployeeTurnJob } from "./employee-turn.ts";
 import { runEvalCaseJob } from "./eval-case.ts";
 import { runTeamStageJob } from "./team-stage.ts";
@@ -18,6 +19,8 @@ export async function runJob(job: LeasedJob, ctx: JobContext): Promise<JobOutcom
       return runEmployeeTurnJob(job, ctx);
     case "eval_case":
       return runEvalCaseJob(job, ctx);
+    case "attachments_archive":
+      return runAttachmentsArchiveJob(job, ctx);
     default:
       return {
         kind: "failed",

@@ -15,6 +15,7 @@ import { levelObserved, workspaceBlock } from "../eval/workspace-block.ts";
 import { observeFiles } from "../eval/workspace.ts";
 import type { ObservedFiles } from "../eval/workspace.ts";
 import { TURN_RESULT_BYTES } from "../members/turn-result.ts";
+import type { AttachmentUpload } from "../api-client.ts";
 import type { JobFailure, JobResult } from "../protocol.ts";
 import type { RuntimeEntry, RuntimeTable } from "../runtimes/index.ts";
 import { classifyCliRun, runCli } from "../runtimes/invoke.ts";
@@ -56,6 +57,8 @@ export interface JobContext {
   codexMcpApprovalMode?: string;
   /** How members and employee turns start the crewplane MCP server (default local-runner/bin/crewplane-mcp). */
   mcpLaunch?: { command: string; args: string[] };
+  /** Uploads one file of an `attachments_archive` job under its lease (the poll loop binds it to the job). */
+  uploadAttachment?: (file: AttachmentUpload) => Promise<void>;
 }
 
 export async function runUtilityJob(job: { job_id: string; payload: unknown }, ctx: JobContext): Promise<JobOutcome> {

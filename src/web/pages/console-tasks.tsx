@@ -2,6 +2,7 @@
 import type { roleTurnsView } from "../../team/views";
 import type { costByRole } from "../../team/ledger";
 import type { taskView } from "../../tasks/view";
+import type { TaskAttachmentsView } from "../../team/attachments";
 import { Badge, Data, Empty, Num, Tabs, Time, Unknown, type FormProblem } from "../components/common";
 import type { Viewer } from "../layout";
 import { ConsolePage } from "./console-shell";
@@ -70,6 +71,52 @@ export function TasksPage(props: {
   );
 }
 
+/**
+ * An accepted team goal's packet attachments (seed 002): each archived file with its download, each
+ * refused name with its reason. Downloads go through the console's own route (the session, not a token).
+ */
+function AttachmentsSection(props: { taskId: string; archive: TaskAttachmentsView }) {
+  const a = props.archive;
+  const href = (path: string) => `/console/tasks/${encodeURIComponent(props.taskId)}/attachment?${new URLSearchParams({ path })}`;
+  return (
+    <section id="attachments" aria-label="Attachments">
+      <h2>Attachments</h2>
+      <p>
+        Round {a.round} named {a.named.length} {a.named.length === 1 ? "file" : "files"} · <Badge status={a.status} />
+        {a.error ? <> ({a.error.code})</> : null}
+      </p>
+      {a.status === "pending" ? <Empty>The runner has not archived them yet.</Empty> : null}
+      {a.archived && a.archived.length ? (
+        <ul>
+          {a.archived.map((f) => (
+            <li>
+              <a href={href(f.path)} download>
+                {f.path}
+              </a>{" "}
+              · <Num value={f.bytes} /> B · sha256 <code class="hash">{f.sha256.slice(0, 12)}…</code>
+              {f.declared !== f.path ? <> (named {f.declared})</> : null}
+            </li>
+          ))}
+        </ul>
+      ) : a.status === "archived" ? (
+        <Empty>Nothing was archived.</Empty>
+      ) : null}
+      {a.refused && a.refused.length ? (
+        <>
+          <h3>Refused ({a.refused.length})</h3>
+          <ul>
+            {a.refused.map((r) => (
+              <li>
+                <code>{r.declared}</code>: {r.reason}
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+    </section>
+  );
+}
+
 function TaskTabs(props: { id: string; tab: "overview" | "roles" }) {
   return (
     <Tabs
@@ -85,7 +132,7 @@ function TaskTabs(props: { id: string; tab: "overview" | "roles" }) {
 /** `GET /v1/tasks/:id` as a page: the task, its goal loop, and the team's spec, gate and rounds. */
 export function TaskPage(props: { viewer: Viewer; task: Task & Record<string, unknown>; cancelProblem?: FormProblem | null }) {
   const t = props.task;
-  const { task_id, title, role_turns: _turns, goal_loop, team_spec, gate, rounds, team_budget, team_refused, ...rest } = t;
+  const { task_id, title, role_turns: _turns, goal_loop, team_spec, gate, rounds, team_budget, team_refused, attachments, ...rest } = t;
   return (
     <ConsolePage title={title} path="/console/tasks" viewer={props.viewer}>
       <p>
@@ -108,6 +155,7 @@ export function TaskPage(props: { viewer: Viewer; task: Task & Record<string, un
             <Data value={{ gate, team_spec, team_refused, team_budget }} />
           </>
         ) : null}
+        {attachments ? <AttachmentsSection taskId={task_id} archive={attachments as TaskAttachmentsView} /> : null}
         {Array.isArray(rounds) && rounds.length ? (
           <>
             <h2>Rounds ({rounds.length})</h2>

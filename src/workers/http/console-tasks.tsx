@@ -18,7 +18,9 @@ import { htmlPages } from "../middleware/html-pages";
 import { validate } from "../middleware/validate";
 import { describe, type ResponseDoc } from "../openapi/describe";
 import { formProblem, page, problemStatus, readForm } from "./html";
-import { openTask, settleAndRelease } from "./tasks";
+import { attachmentResponse, openTask, settleAndRelease } from "./tasks";
+import { archivedPath } from "../../jobs/attachments-job";
+import { attachmentsOfTask } from "../../team/attachments";
 
 type C = Context<ConsoleEnv>;
 
@@ -57,7 +59,13 @@ async function taskPage(c: C, id: string, cancelProblem: FormProblem | null = nu
   const db = getDb(c.env.DB);
   const task = await findTask(db, id);
   if (!task) throw notFound("task");
-  const view = { ...taskView(task), goal_loop: await goalLoopView(db, task), ...(await teamFieldsOfTask(c.env, db, task.id)) };
+  const attachments = await attachmentsOfTask(db, task.id);
+  const view = {
+    ...taskView(task),
+    goal_loop: await goalLoopView(db, task),
+    ...(await teamFieldsOfTask(c.env, db, task.id)),
+    ...(attachments ? { attachments } : {}),
+  };
   return page(c, <TaskPage viewer={viewerOf(c)} task={view} cancelProblem={cancelProblem} />, status);
 }
 
@@ -153,6 +161,21 @@ export const consoleTasksRoutes = new Hono<ConsoleEnv>()
     viewer,
     validate("param", taskParam),
     (c) => taskPage(c, c.req.valid("param").id),
+  )
+  // `GET /v1/tasks/:id/attachment` for a browser (the session instead of a bearer token), as a download.
+  .get(
+    "/tasks/:id/attachment",
+    describe({
+      summary: "Download a file an accepted team goal archived into the employee's attachments",
+      description: "`GET /v1/tasks/:id/attachment?path=` for a browser: only a path the task's archive lists.",
+      responses: { 200: { description: "The file's bytes as archived", type: "application/octet-stream" } },
+      errors: ["not_found"],
+    }),
+    html,
+    viewer,
+    validate("param", taskParam),
+    validate("query", z.strictObject({ path: archivedPath })),
+    (c) => attachmentResponse(c.env, c.req.valid("param").id, c.req.valid("query").path),
   )
   .post(
     "/tasks/:id/cancel",

@@ -13,7 +13,9 @@ import { checkResult, JOB_LIMITS } from "../../jobs/limits";
 import { jobError, jobResult, RUNTIMES, type Runtime } from "../../jobs/payloads";
 import type { AppEnv } from "../app-env";
 import { describe } from "../openapi/describe";
-import { finishSchema, leaseRefSchema, leaseSchema, pollCancelledSchema } from "../openapi/responses/runner";
+import { storeAttachment } from "../../team/attachment-upload";
+import { attachmentStoredSchema, finishSchema, leaseRefSchema, leaseSchema, pollCancelledSchema } from "../openapi/responses/runner";
+import { archivedPath } from "../../jobs/attachments-job";
 
 const pollId = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, "8-64 characters of [A-Za-z0-9_-]");
 /** Any runtime name a runner may offer; the ones this Worker does not know are reported back, not refused. */
@@ -207,5 +209,39 @@ export const runnerRoutes = new Hono<AppEnv>()
           }),
       );
       return c.json(finishResponse(outcome, id));
+    },
+  )
+  .put(
+    "/jobs/:id/attachments",
+    describe({
+      summary: "Upload one file of an attachments_archive job into the employee's attachments bucket (body: the raw bytes)",
+      responses: { 200: attachmentStoredSchema },
+      errors: ["not_found", "stale_lease", "payload_too_large"],
+    }),
+    validate("param", jobParam),
+    validate("query", z.strictObject({ ...leaseRef, declared: z.string().min(1).max(512), path: archivedPath })),
+    validate("header", z.object({ "x-content-sha256": z.string().regex(/^[0-9a-f]{64}$/, "lower-case hex SHA-256") })),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const query = c.req.valid("query");
+      const stored = await storeAttachment(c.env, getDb(c.env.DB), {
+        jobId: id,
+        declared: query.declared,
+        path: query.path,
+        sha256: c.req.valid("header")["x-content-sha256"],
+        contentLength: c.req.header("content-length"),
+        body: () => c.req.arrayBuffer(),
+        // The lease must be this runner's and current: an ack, which changes nothing for a job already running.
+        checkLease: async () => {
+          const outcome = await callLeaseInbox<LeaseRefOutcome>(
+            c.env,
+            id,
+            query.lease_id,
+            async (inbox, leaseId) => await inbox.ack({ jobId: id, leaseId, runnerId: c.var.principal.id, now: c.var.clock.nowMs() }),
+          );
+          leaseRefResponse(outcome, id);
+        },
+      });
+      return c.json(stored);
     },
   );

@@ -10,6 +10,8 @@ import { createTask, newTaskBody, type NewTask } from "../../tasks/create-task";
 import { settleBody, settleTask, type SettleBody } from "../../tasks/settle";
 import { findTask, taskView } from "../../tasks/view";
 import { cancelRoundsOfSettledTasks } from "../../team/task-cancel";
+import { attachmentKey, attachmentsOfTask, findAttachment } from "../../team/attachments";
+import { archivedPath } from "../../jobs/attachments-job";
 import { continueLoop, goalLoopView, resumeWaiting } from "../../team/goal-loop";
 import { loopAnswer } from "../../team/goal-request";
 import { offerTaskToTeam } from "../../team/role-team";
@@ -54,6 +56,29 @@ export async function settleAndRelease(
   return { task, changed };
 }
 
+/**
+ * An archived attachment's bytes as a download: only a path the task's record lists (the bucket is
+ * never read by a guessed key), served as an opaque attachment so a browser never renders it.
+ * `GET /v1/tasks/:id/attachment` and the console's `/console/tasks/:id/attachment`.
+ */
+export async function attachmentResponse(env: Env, taskId: string, path: string): Promise<Response> {
+  const found = await findAttachment(getDb(env.DB), taskId, path);
+  if (!found) throw notFound("attachment");
+  const object = await env.ATTACHMENTS.get(attachmentKey(found.employeeId, taskId, found.file.path));
+  if (!object) throw notFound("attachment");
+  const name = found.file.path.split("/").at(-1)!;
+  return new Response(object.body, {
+    headers: {
+      "content-type": "application/octet-stream",
+      "content-length": String(object.size),
+      "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
+      "x-content-type-options": "nosniff",
+      "x-content-sha256": found.file.sha256,
+      "cache-control": "private, no-store",
+    },
+  });
+}
+
 /** Tasks: create (routed by the dispatch policy), read, settle. */
 export const tasksRoutes = new Hono<AppEnv>()
   .post(
@@ -78,7 +103,13 @@ export const tasksRoutes = new Hono<AppEnv>()
       const db = getDb(c.env.DB);
       const task = await findTask(db, c.req.valid("param").id);
       if (!task) throw notFound("task");
-      return c.json({ ...taskView(task), goal_loop: await goalLoopView(db, task), ...(await teamFieldsOfTask(c.env, db, task.id)) });
+      const attachments = await attachmentsOfTask(db, task.id);
+      return c.json({
+        ...taskView(task),
+        goal_loop: await goalLoopView(db, task),
+        ...(await teamFieldsOfTask(c.env, db, task.id)),
+        ...(attachments ? { attachments } : {}),
+      });
     },
   )
   .post(
@@ -112,4 +143,21 @@ export const tasksRoutes = new Hono<AppEnv>()
       if (!(await taskKnownToTeam(db, id))) throw notFound(`task ${id}`);
       return c.json(await roleTurnsView(db, id));
     },
+  )
+  // An archived attachment of an accepted team goal (seed 002): only a file its record lists.
+  .get(
+    "/:id/attachment",
+    describe({
+      summary: "Download a file an accepted team goal's packets named, from the employee's attachments",
+      description:
+        "Only a path listed under `attachments.archived` of `GET /v1/tasks/:id` is served: refused and never-named paths are 404, whatever the bucket holds.",
+      responses: {
+        200: { description: "The file's bytes as archived (`X-Content-SHA256` says their hash)", type: "application/octet-stream" },
+      },
+      errors: ["not_found"],
+    }),
+    requireAuth({ operator: "viewer" }),
+    validate("param", idParam),
+    validate("query", z.strictObject({ path: archivedPath })),
+    async (c) => attachmentResponse(c.env, c.req.valid("param").id, c.req.valid("query").path),
   );

@@ -23,9 +23,9 @@ async function memberOf(employee: string) {
     db(),
     {
       taskId,
-      employee: { id: employee, model: { runtime: "claude", preferred: "claude-sonnet-4-6" } },
+      // The gate is not under test here: `always_team` (test only, seed 002) forms the team.
+      employee: { id: employee, model: { runtime: "claude", preferred: "claude-sonnet-4-6" }, team: { gate: "always_team" } },
       goal: { title: "Notes", acceptance_criteria: ["a", "b", "c"] },
-      signals: { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true },
     },
     new Date(),
   );

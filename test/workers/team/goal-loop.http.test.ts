@@ -108,10 +108,18 @@ describe("a solo goal, worked by the employee", () => {
 
   it("refuses a team quietly on an install that never configured [team]: the answer says solo, and nothing anywhere mentions a refusal", async () => {
     await putEmployee("quiet");
-    const signals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
-    const res = await call("/v1/employees/quiet/goals", { body: { ...GOAL, signals } });
+    // A goal the gate would give a team's chance (4 independent files: gray as measured, the caller
+    // claiming more changes nothing): without [team] it stays solo, quietly.
+    const four = ["notes/a.md", "notes/b.md", "notes/c.md", "notes/d.md"].map((f) => `${f} exists`);
+    const claimed = { independent_items: 9, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
+    const res = await call("/v1/employees/quiet/goals", { body: { title: GOAL.title, acceptance_criteria: four, signals: claimed } });
     expect(res.status).toBe(201);
-    expect(res.body.gate).toMatchObject({ decision: "solo", reason: "team_not_configured", signals: { held: 3 } });
+    expect(res.body.gate).toMatchObject({
+      decision: "solo",
+      reason: "team_not_configured",
+      signals: { held: 2, volume: { holds: true }, long_horizon: { holds: true } },
+      measured: { items: [{ artifact: "notes/a.md" }, {}, {}, {}], hints: { applied: [] } },
+    });
     expect(res.body).not.toHaveProperty("team_refused");
     expect(res.body.round).toMatchObject({ mode: "solo" });
     const task = (await call(`/v1/tasks/${res.body.task_id}`)).body;

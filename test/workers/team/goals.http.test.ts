@@ -6,12 +6,16 @@ import { packet } from "../../factories/packets";
 import { completeStage, failStage, handoff, leaseStages, runEvaluator, type LeasedStage } from "../../factories/scripted-runner";
 import { eventsOf, putTeamConfig, putTeamDispatchLimits, SEED_TEAM } from "../../factories/team";
 
-/** Team-as-Agent over HTTP only: employees with their own [team], goals, the task view and its settle. */
+/**
+ * Team-as-Agent over HTTP only: employees with their own [team], goals, the task view and its settle.
+ * The gate's own measurement is tested in gate-measure*.test.ts; the rounds here run under
+ * `gate = "always_team"` (test only, seed 002), since this goal measures solo (it has a dependency hub).
+ */
 const GOAL = {
   title: "Write the onboarding notes",
   acceptance_criteria: ["notes/a.md exists", "notes/b.md exists", "index links both"],
-  signals: { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true },
 };
+const TEAM = { ...SEED_TEAM, gate: "always_team" as const };
 
 async function putEmployee(id: string, fields: Record<string, unknown> = {}) {
   const res = await call(`/v1/employees/${id}`, {
@@ -89,14 +93,14 @@ describe("employees with their own [team]", () => {
 
 describe("POST /v1/employees/:id/goals", () => {
   it("creates the goal task, decides the gate, freezes the spec and starts the round; GET /v1/tasks/:id shows the team side", async () => {
-    await putTeamConfig(SEED_TEAM);
+    await putTeamConfig(TEAM);
     await putEmployee("cai", { capabilities: { allowed_tools: ["Read", "Grep"], denied_tools: ["Bash"] } });
     const res = await goal("cai");
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({
       assigned_to: "cai",
       routed_by: "hierarchy",
-      gate: { decision: "team", reason: "signals_team", signals: { held: 3 } },
+      gate: { decision: "team", reason: "gate_always_team", signals: { held: 1 }, measured: { hubs: [{ criterion: 2 }] } },
       team_spec: { roles: { planner: { runtime: "claude" }, executor: { runtime: "codex" }, verifier: { runtime: "antigravity" } } },
       round: { round: 1, phase: "planning" },
     });
@@ -128,7 +132,7 @@ describe("POST /v1/employees/:id/goals", () => {
   });
 
   it("settles the goal task done when the acceptance path accepts, and starts round 2 when it rejects the repaired work", async () => {
-    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putTeamConfig({ ...TEAM, executor_fanout: 1 });
     await putEmployee("dai");
     const runner = await createRunner("goals-2");
 
@@ -157,7 +161,7 @@ describe("POST /v1/employees/:id/goals", () => {
   });
 
   it("lets the team tick settle a goal task whose round ended without its settle (the process stopped in between)", async () => {
-    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putTeamConfig({ ...TEAM, executor_fanout: 1 });
     await putEmployee("dan");
     const runner = await createRunner("goals-backstop");
     const taskId = (await goal("dan")).body.task_id;
@@ -173,7 +177,7 @@ describe("POST /v1/employees/:id/goals", () => {
   });
 
   it("cancels the round of a goal task an operator settles mid-round: tokens refused, nothing more launched, the operator's settle kept", async () => {
-    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putTeamConfig({ ...TEAM, executor_fanout: 1 });
     await putEmployee("kai");
     const runner = await createRunner("goals-cancel");
     const taskId = (await goal("kai")).body.task_id;
@@ -201,7 +205,7 @@ describe("POST /v1/employees/:id/goals", () => {
   });
 
   it("withdraws the stage jobs no runner took yet when the round is cancelled: dead with round_ended, recorded, never leased", async () => {
-    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putTeamConfig({ ...TEAM, executor_fanout: 1 });
     await putEmployee("kaz");
     const runner = await createRunner("goals-withdraw");
     const taskId = (await goal("kaz")).body.task_id;
@@ -227,7 +231,7 @@ describe("POST /v1/employees/:id/goals", () => {
   });
 
   it("lets the team tick cancel a round whose goal task was settled without it (the process stopped in between)", async () => {
-    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
+    await putTeamConfig({ ...TEAM, executor_fanout: 1 });
     await putEmployee("kei");
     const taskId = (await goal("kei")).body.task_id;
     // As if the operator's settle had landed but not the cancel that follows it.
@@ -241,7 +245,7 @@ describe("POST /v1/employees/:id/goals", () => {
   });
 
   it("parks the task in needs_human with the round's pause class when the planner hands off nothing", async () => {
-    await putTeamConfig(SEED_TEAM);
+    await putTeamConfig(TEAM);
     await putEmployee("eri");
     const runner = await createRunner("goals-3");
     const taskId = (await goal("eri")).body.task_id;
@@ -253,7 +257,7 @@ describe("POST /v1/employees/:id/goals", () => {
   it("works a solo goal as the employee's own run: a solo round starts, and the task shows the gate that decided it", async () => {
     await putTeamConfig(SEED_TEAM);
     await putEmployee("fumi");
-    const res = await goal("fumi", { ...GOAL, signals: { independent_items: 1 } });
+    const res = await goal("fumi");
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       gate: { decision: "solo", reason: "signals_solo" },
@@ -284,19 +288,20 @@ describe("POST /v1/employees/:id/goals", () => {
   it("answers an explicitly enabled but invalid team with a visible refusal, and says the goal runs solo", async () => {
     await putTeamConfig({
       enabled: true,
+      gate: "always_team",
       roles: { executor: { runtime: "codex", model: "gpt-5.5" }, verifier: { runtime: "codex", model: "gpt-5.5-mini" } },
     });
     await putEmployee("hana");
     const res = await goal("hana");
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
-      gate: { decision: "solo", reason: "verifier_same_family", signals: { held: 3 } },
+      gate: { decision: "solo", reason: "verifier_same_family", signals: { held: 1 } },
       team_refused: { reason: "verifier_same_family", role: "verifier" },
       round: { mode: "solo" },
     });
     expect((await call(`/v1/tasks/${res.body.task_id}`)).body).toMatchObject({
       gate: { decision: "solo", reason: "verifier_same_family" },
-      team_refused: { reason: "verifier_same_family", gate: { decision: "team", reason: "signals_team" } },
+      team_refused: { reason: "verifier_same_family", gate: { decision: "team", reason: "gate_always_team" } },
     });
     expect((await eventsOf("team_refused", res.body.task_id)).length).toBe(1);
     expect((await call(`/v1/tasks/${res.body.task_id}/settle`, { body: { status: "failed" } })).status).toBe(200);

@@ -10,6 +10,13 @@ import { db, employee, eventsOf, newTaskId, putTeamConfig, SEED_TEAM } from "../
 
 const goal = { title: "Write the onboarding notes", acceptance_criteria: ["notes/a.md exists", "notes/b.md exists", "index links both"] };
 const teamSignals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
+// A goal that measures as a team: 4 criteria, each naming its own file (volume; long horizon), and a
+// capability gap the matrix measured at twice its MDE.
+const teamGoal = {
+  title: "Write the onboarding notes",
+  acceptance_criteria: ["notes/a.md covers accounts", "notes/b.md covers tools", "notes/c.md covers people", "notes/d.md covers rituals"],
+};
+const measuredGap = { gap_pp: 20, mde_pp: 10 };
 
 function specWith(executorModel: string): TeamSpec {
   const v = validateTeamSpec(
@@ -51,7 +58,7 @@ describe("freezing a task's team spec", () => {
 describe("opening a goal's team side", () => {
   it("refuses quietly on an install that never configured [team]: solo, no row, no event", async () => {
     const taskId = newTaskId();
-    const res = await openTeamGoal(db(), { taskId, employee: employee(), goal, signals: teamSignals }, new Date());
+    const res = await openTeamGoal(db(), { taskId, employee: employee(), goal }, new Date());
     expect(res).toMatchObject({ team: "refused", audited: false, team_refused: { reason: "verifier_same_family" } });
     expect(await db().select().from(teamSpecs).where(eq(teamSpecs.taskId, taskId)).get()).toBeUndefined();
     expect(await eventsOf("team_refused", taskId)).toHaveLength(0);
@@ -79,7 +86,7 @@ describe("opening a goal's team side", () => {
     const taskId = newTaskId();
     const res = await openTeamGoal(
       db(),
-      { taskId, employee: employee({ team: { ...SEED_TEAM, enabled: false } }), goal, signals: teamSignals },
+      { taskId, employee: employee({ team: { ...SEED_TEAM, enabled: false } }), goal: teamGoal, capability_gap: measuredGap },
       new Date(),
     );
     expect(res).toEqual({ team: "disabled" });
@@ -92,14 +99,29 @@ describe("opening a goal's team side", () => {
     const taskId = newTaskId();
     const res = await openTeamGoal(
       db(),
-      { taskId, employee: employee({ team: { roles: { executor: { effort: "HIGH" } } } }), goal, signals: teamSignals },
+      { taskId, employee: employee({ team: { roles: { executor: { effort: "HIGH" } } } }), goal: teamGoal, capability_gap: measuredGap },
       new Date(),
     );
-    expect(res).toMatchObject({ team: "frozen", gate: { decision: "team", reason: "signals_team" } });
+    expect(res).toMatchObject({
+      team: "frozen",
+      gate: {
+        decision: "team",
+        reason: "signals_team",
+        signals: { held: 3 },
+        measured: { items: [{ artifact: "notes/a.md" }, {}, {}, {}] },
+      },
+    });
     if (res.team !== "frozen") return;
     expect(res.team_spec.roles.executor).toEqual({ runtime: "codex", model: "gpt-5.5", family: "openai", effort: "high" });
     const row = await db().select().from(teamSpecs).where(eq(teamSpecs.taskId, taskId)).get();
-    expect(row).toMatchObject({ spec: res.team_spec, gate: { decision: "team" }, goal });
+    expect(row).toMatchObject({ spec: res.team_spec, gate: { decision: "team", measured: { hubs: [] } }, goal: teamGoal });
+    // The audit trail says why: the frozen event carries the measured signals with the decision.
+    const [frozen] = await eventsOf("team_spec_frozen", taskId);
+    expect(frozen!.payload.gate).toMatchObject({
+      reason: "signals_team",
+      signals: { volume: { holds: true } },
+      measured: { artifacts_total: 4 },
+    });
     await putTeamConfig({});
   });
 
@@ -107,7 +129,7 @@ describe("opening a goal's team side", () => {
     const taskId = newTaskId();
     const res = await openTeamGoal(
       db(),
-      { taskId, employee: employee({ team: SEED_TEAM, sandbox_enabled: true }), goal, signals: teamSignals },
+      { taskId, employee: employee({ team: SEED_TEAM, sandbox_enabled: true }), goal: teamGoal, capability_gap: measuredGap },
       new Date(),
     );
     expect(res).toMatchObject({ team: "frozen", gate: { decision: "solo", reason: "sandbox_enabled" } });

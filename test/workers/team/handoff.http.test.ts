@@ -17,9 +17,9 @@ async function runningPlanner() {
     db(),
     {
       taskId,
-      employee: employee(),
+      // The gate is not under test here: `always_team` (test only, seed 002) forms the team.
+      employee: employee({ team: { gate: "always_team" } }),
       goal,
-      signals: { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true },
     },
     new Date(),
   );

@@ -14,12 +14,13 @@ import { completeStage, handoff, lastRound, leaseStages, waitForTeamTask } from 
 import { db, employee, eventsOf, newTaskId, putTeamConfig, SEED_TEAM } from "../../factories/team";
 
 const goal = { title: "Write the onboarding notes", acceptance_criteria: ["notes/a.md exists", "notes/b.md exists", "index links both"] };
-const teamSignals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
+// The gate is not under test here: `always_team` (test only, seed 002) forms the team whatever the goal measures.
+const ALWAYS_TEAM = { gate: "always_team" } as const;
 
 async function teamTask() {
   await putTeamConfig({ ...SEED_TEAM, executor_fanout: 1 });
   const taskId = newTaskId();
-  const opened = await openTeamGoal(db(), { taskId, employee: employee(), goal, signals: teamSignals }, new Date());
+  const opened = await openTeamGoal(db(), { taskId, employee: employee({ team: ALWAYS_TEAM }), goal }, new Date());
   expect(opened).toMatchObject({ team: "frozen" });
   return taskId;
 }

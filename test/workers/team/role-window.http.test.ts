@@ -13,7 +13,6 @@ import { putTeamConfig, SEED_TEAM } from "../../factories/team";
 const GOAL = {
   title: "Write the onboarding notes",
   acceptance_criteria: ["notes/a.md exists", "notes/b.md exists", "index links both"],
-  signals: { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true },
 };
 
 const executeStages = async (taskId: string) =>
@@ -21,7 +20,8 @@ const executeStages = async (taskId: string) =>
 
 describe("the role_team window", () => {
   it("holds spawns over the team's window pending without touching the employee's own window, and the tick launches them when it has room", async () => {
-    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 2 });
+    // The gate is not under test here: `always_team` (test only, seed 002) forms the team.
+    await putTeamConfig({ ...SEED_TEAM, executor_fanout: 2, gate: "always_team" });
     const guard = await call("/v1/config/dispatch_guard", {
       method: "PUT",
       body: { max_in_window: 2, window_secs: 60, role_team_max_in_window: 1 },

@@ -19,15 +19,24 @@ import {
 import { db, employee, eventsOf, nameEvaluator, newTaskId, putTeamConfig, putTeamDispatchLimits, SEED_TEAM } from "../../factories/team";
 
 const goal = { title: "Write the notes", acceptance_criteria: ["a", "b", "c"] };
-const teamSignals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
+// A gray goal, as measured: the title names an artifact and there are 3 criteria (long horizon holds),
+// the capability matrix measured a gap (it holds), and no criterion names an independent item.
+const grayGoal = { title: "Write notes/index.md", acceptance_criteria: ["a", "b", "c"] };
+const measuredGap = { gap_pp: 20, mde_pp: 10 };
 
 beforeAll(() => nameEvaluator());
 
 async function teamTask(fanout = 3, gate: "team" | "gray" = "team", who = employee()) {
   await putTeamConfig({ ...SEED_TEAM, executor_fanout: fanout });
   const taskId = newTaskId();
-  const signals = gate === "team" ? teamSignals : { independent_items: 5, dependency_hubs: 0, fits_one_context: false };
-  const opened = await openTeamGoal(db(), { taskId, employee: who, goal, signals }, new Date());
+  // The team variant does not test the gate: `always_team` (test only, seed 002) forms it.
+  const opened = await openTeamGoal(
+    db(),
+    gate === "team"
+      ? { taskId, employee: { ...who, team: { gate: "always_team" } }, goal }
+      : { taskId, employee: who, goal: grayGoal, capability_gap: measuredGap },
+    new Date(),
+  );
   expect(opened).toMatchObject({ gate: { decision: gate } });
   return taskId;
 }

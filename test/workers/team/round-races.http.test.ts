@@ -12,12 +12,13 @@ import { packet } from "../../factories/packets";
 import { completeStage, handoff, lastRound, leaseStages, runEvaluator, waitForTeamTask } from "../../factories/scripted-runner";
 import { db, employee, nameEvaluator, newTaskId, putTeamConfig, SEED_TEAM } from "../../factories/team";
 
-const teamSignals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
+// The gate is not under test here: `always_team` (test only, seed 002) forms the team whatever the goal measures.
+const ALWAYS_TEAM = { gate: "always_team" } as const;
 
 async function teamTask(goal = { title: "Write the notes", acceptance_criteria: ["a", "b", "c"] }) {
   await putTeamConfig({ ...SEED_TEAM, executor_fanout: 2 });
   const taskId = newTaskId();
-  await openTeamGoal(db(), { taskId, employee: employee(), goal, signals: teamSignals }, new Date());
+  await openTeamGoal(db(), { taskId, employee: employee({ team: ALWAYS_TEAM }), goal }, new Date());
   return taskId;
 }
 

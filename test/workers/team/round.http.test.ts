@@ -20,14 +20,15 @@ import { db, employee, eventsOf, newTaskId, putTeamConfig, SEED_TEAM } from "../
 
 const TERMINAL = new Set(["accepted", "rejected", "needs_human", "failed", "cancelled"]);
 const goal = { title: "Write the onboarding notes", acceptance_criteria: ["notes/a.md exists", "notes/b.md exists", "index links both"] };
-const teamSignals = { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true };
+// The gate is not under test here: `always_team` (test only, seed 002) forms the team whatever the goal measures.
+const ALWAYS_TEAM = { gate: "always_team" } as const;
 const PLANNER_NARRATIVE = "Planner musing: the onboarding flow is probably in docs/legacy";
 const EXECUTOR_PROSE = "I worked really hard on this and it is definitely finished";
 
 async function teamTask(team = SEED_TEAM) {
   await putTeamConfig(team);
   const taskId = newTaskId();
-  const opened = await openTeamGoal(db(), { taskId, employee: employee(), goal, signals: teamSignals }, new Date());
+  const opened = await openTeamGoal(db(), { taskId, employee: employee({ team: ALWAYS_TEAM }), goal }, new Date());
   expect(opened).toMatchObject({ team: "frozen", gate: { decision: "team" } });
   return taskId;
 }

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { JOB_STATUSES } from "../../../db/schema";
 import type { LeasedJob } from "../../../durable-objects/runner-inbox-rpc";
-import { employeeTurnPayload, evalCasePayload, utilityPayload } from "../../../jobs/payloads";
+import { attachmentsArchiveJobPayload, employeeTurnPayload, evalCasePayload, utilityPayload } from "../../../jobs/payloads";
 import { teamStagePayload } from "../../../jobs/team-stage-job";
 import { timestamp } from "./common";
 
@@ -22,6 +22,7 @@ export const leasedJobSchema = z.union([
   z.object({ ...leasedJobBase, kind: z.literal("team_stage"), payload: teamStagePayload }),
   z.object({ ...leasedJobBase, kind: z.literal("employee_turn"), payload: employeeTurnPayload }),
   z.object({ ...leasedJobBase, kind: z.literal("eval_case"), payload: evalCasePayload }),
+  z.object({ ...leasedJobBase, kind: z.literal("attachments_archive"), payload: attachmentsArchiveJobPayload }),
 ]) satisfies z.ZodType<LeasedJob>;
 
 /** `POST /v1/runner/lease`. */
@@ -39,3 +40,6 @@ export const leaseRefSchema = z.object({ job_id: z.string(), lease_expires_at: t
 
 /** `complete` and `fail`: the job's status after it; `duplicate` when this repeated an applied call. */
 export const finishSchema = z.object({ job_id: z.string(), status: z.enum(JOB_STATUSES), duplicate: z.boolean() });
+
+/** `PUT /v1/runner/jobs/:id/attachments`: the file is in the employee's attachments bucket. */
+export const attachmentStoredSchema = z.object({ job_id: z.string(), path: z.string(), bytes: z.number().int(), sha256: z.string() });

@@ -18,6 +18,8 @@ import { GATE_REASONS } from "../../../team/gate";
 import type { goalLoopView } from "../../../team/goal-loop";
 import type { roleTurnsView } from "../../../team/views";
 import { timestamp } from "./common";
+import { archivedFile, refusedFile } from "../../../jobs/attachments-job";
+import type { TaskAttachmentsView } from "../../../team/attachments";
 import { teamRoundStateSchema, teamTaskViewSchema } from "./team";
 
 /**
@@ -163,6 +165,20 @@ export const roleTurnSchema = z.object({
 });
 
 /** `GET /v1/tasks/:id`: the task, its goal loop, and the team's side when the team touched it. */
+/** An accepted team goal's packet attachments archive (seed 002): asked for, archived (with what was refused), or failed. */
+const taskAttachmentsSchema = z.object({
+  status: z.enum(["pending", "archived", "failed"]),
+  round: z.number().int(),
+  /** Every path the accepted round's packets named, as declared. */
+  named: z.array(z.string()),
+  requested_at: timestamp,
+  job_id: z.string().optional(),
+  recorded_at: timestamp.optional(),
+  archived: z.array(archivedFile.extend({ download: z.string() })).optional(),
+  refused: z.array(refusedFile).optional(),
+  error: z.object({ code: z.string(), reason: z.string().optional() }).optional(),
+}) satisfies z.ZodType<TaskAttachmentsView>;
+
 export const taskDetailSchema = taskSchema.extend({
   goal_loop: goalLoopSchema,
   team_spec: teamTaskViewSchema.shape.team_spec,
@@ -174,6 +190,7 @@ export const taskDetailSchema = taskSchema.extend({
     .optional(),
   team_budget: teamTaskViewSchema.shape.budget.unwrap().optional(),
   role_turns: z.array(roleTurnSchema).optional(),
+  attachments: taskAttachmentsSchema.optional(),
 });
 
 /** `GET /v1/tasks/:id/roles`: every ledger row, and whether the hash chain still verifies. */

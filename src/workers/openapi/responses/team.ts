@@ -1,3 +1,4 @@
+import { archivedFile, refusedFile } from "../../../jobs/attachments-job";
 import * as z from "zod";
 import { ROUTED_BY, SETTLED_TASK_STATUSES } from "../../../db/schema";
 import type { BudgetStatus } from "../../../durable-objects/task-budget";
@@ -10,6 +11,7 @@ import { ROUND_PHASES, type RoundState, type StageRecord } from "../../../team/c
 import type { effectiveTeam } from "../../../team/employee-team";
 import { EFFORT_LEVELS } from "../../../team/effort";
 import { GATE_REASONS, GATE_SIGNALS, type GateDecision } from "../../../team/gate";
+import type { GateMeasurementRecord } from "../../../team/gate-measure";
 import type { handoffPacket } from "../../../team/handoff";
 import type { memberStatus } from "../../../team/member-status";
 import { GATE_MODES, TEAM_ROLES } from "../../../team/settings";
@@ -63,12 +65,40 @@ const gateSignals = z.object({
   held: z.number().int(),
 }) satisfies z.ZodType<Record<(typeof GATE_SIGNALS)[number], { holds: boolean; unmeasured: boolean }> & { held: number }>;
 
+/** What the gate's inputs were measured from (src/team/gate-measure.ts), kept with its decision. */
+const gateMeasuredSchema = z
+  .object({
+    artifacts: z.array(z.string()).describe("Paths the goal's title and criteria name (the first 32)"),
+    artifacts_total: z.number().int(),
+    items: z
+      .array(z.object({ artifact: z.string(), criteria: z.array(z.number().int()) }))
+      .describe("The independent work items: one artifact each, with the criteria (by index) that name it"),
+    hubs: z
+      .array(
+        z.object({
+          criterion: z.number().int(),
+          why: z.enum(["names_several_artifacts", "refers_to_other_items"]),
+          artifacts: z.array(z.string()),
+        }),
+      )
+      .describe("Dependency hubs: criteria that tie items together"),
+    context: z.object({ estimated_tokens: z.number().int(), window_tokens: z.number().int().nullable() }),
+    irreversible: z.array(z.string()).describe("Irreversible operations the council scan found in the goal (pattern ids)"),
+    conversation: z.enum(["none", "live_reply_pending", "live_idle", "closed", "batch"]),
+    unmeasured: z.array(z.enum(["independent_items", "dependency_hubs", "fits_one_context", "produces_artifacts"])),
+    hints: z
+      .object({ applied: z.array(z.string()), ignored: z.array(z.string()) })
+      .describe("The caller's signals/exclusions: applied when they kept the goal solo, ignored otherwise"),
+  })
+  .describe("What the gate's inputs were measured from") satisfies z.ZodType<GateMeasurementRecord>;
+
 /** The gate's decision (src/team/gate.ts). */
 export const gateDecisionSchema = z.object({
   decision: z.enum(["solo", "team", "gray"]),
   reason: z.enum(GATE_REASONS),
   signals: gateSignals,
   effort_hint: z.enum(EFFORT_LEVELS).optional(),
+  measured: gateMeasuredSchema.optional(),
 }) satisfies z.ZodType<GateDecision>;
 
 /**
@@ -81,6 +111,7 @@ export const answeredGateSchema = z.union([
     decision: z.literal("solo"),
     reason: z.union([z.enum(SPEC_REFUSALS), z.enum(["team_not_configured", "team_disabled"])]),
     signals: gateSignals,
+    measured: gateMeasuredSchema.optional(),
   }),
 ]);
 
@@ -166,6 +197,26 @@ const evaluationSchema = z.object({
 }) satisfies z.ZodType<Evaluation>;
 
 /** A team (or solo) round of a goal task, as the round composer keeps it (src/team/composer.ts). */
+/** The record of an accepted team round's packet attachments archive (seed 002), as the round keeps it. */
+const roundAttachmentsBase = { job_id: z.string(), round: z.number().int(), paths: z.array(z.string()), requested_at: timestamp };
+const roundAttachmentsSchema = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("pending"), ...roundAttachmentsBase }),
+  z.object({
+    status: z.literal("archived"),
+    ...roundAttachmentsBase,
+    job_id: z.string().optional(),
+    recorded_at: timestamp,
+    archived: z.array(archivedFile),
+    refused: z.array(refusedFile),
+  }),
+  z.object({
+    status: z.literal("failed"),
+    ...roundAttachmentsBase,
+    recorded_at: timestamp,
+    error: z.object({ code: z.string(), reason: z.string().optional() }),
+  }),
+]);
+
 export const teamRoundStateSchema = z.object({
   round_id: z.string(),
   task_id: z.string(),
@@ -192,6 +243,7 @@ export const teamRoundStateSchema = z.object({
       pause_class: z.enum(["no_progress", "budget_exhausted", "blocked_needs_decision", "infra", "unknown"]).optional(),
     })
     .optional(),
+  attachments: roundAttachmentsSchema.optional(),
 }) satisfies z.ZodType<RoundState>;
 
 /** A task's spawn budget (the task-budget Durable Object's status). */
