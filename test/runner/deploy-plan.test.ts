@@ -14,11 +14,11 @@ const empty = { d1: [], queues: new Set<string>(), buckets: new Set<string>() };
 const migrations = { DB: ["0000_a.sql", "0001_b.sql"] };
 
 describe("readTarget", () => {
-  it("reads the production bindings of wrangler.toml: the database, six queues and the bucket", () => {
+  it("reads the production bindings of wrangler.toml: the database, six queues and the two buckets", () => {
     expect(target()).toMatchObject({
       workerName: "crewplane-production",
       d1: [{ binding: "DB", name: "crewplane", id: undefined, migrationsDir: "migrations" }],
-      buckets: ["crewplane-event-archive"],
+      buckets: ["crewplane-event-archive", "crewplane-attachments"],
     });
     expect(target().queues.sort()).toEqual(
       ["dispatch", "dispatch-dlq", "node-pushes", "node-pushes-dlq", "approval-deliveries", "approval-deliveries-dlq"]
@@ -57,6 +57,7 @@ describe("planDeploy", () => {
     expect(plan.steps.map((s) => s.action)).toEqual([
       "create-d1",
       ...Array(6).fill("create-queue"),
+      "create-bucket",
       "create-bucket",
       "apply-migrations",
       "put-secret",

@@ -23,7 +23,9 @@ const QUEUES = [
   "crewplane-node-pushes-dlq",
   "crewplane-approval-deliveries-dlq",
 ];
-const BUCKET = "crewplane-event-archive";
+/** The event archive and the employees' attachments (wrangler.toml's production R2 buckets). */
+const BUCKETS = ["crewplane-event-archive", "crewplane-attachments"];
+const BUCKET = BUCKETS[0]!;
 /** Calls that change the account (or would, if wrangler were real). */
 const MUTATING = /^(d1 create|d1 migrations apply|queues create|r2 bucket create|secret put|deploy)\b/;
 
@@ -112,7 +114,7 @@ function deployedAccount(): Account {
   return {
     d1: [{ uuid: "5a1e0000-0000-4000-8000-000000000001", name: "crewplane", applied: [...migrationFiles] }],
     queues: [...QUEUES],
-    buckets: [BUCKET],
+    buckets: [...BUCKETS],
     workers: {
       "crewplane-production": {
         secrets: { ADMIN_TOKEN: "cpadmin_existing", AUDIT_SIGNING_KEY: "{}", EVOLUTION_KEY: "k" },
@@ -131,7 +133,7 @@ function withDatabaseId(p: Project, id: string) {
 const productionDbId = (text: string) => /\[\[env\.production\.d1_databases\]\][^[]*database_id = "([^"]+)"/.exec(text)?.[1];
 
 describe("npm run deploy, first deploy", () => {
-  it("creates the database, queues, dead-letter queues and bucket, writes the id, migrates, sets the secrets, then deploys; a re-run changes nothing", async () => {
+  it("creates the database, queues, dead-letter queues and buckets, writes the id, migrates, sets the secrets, then deploys; a re-run changes nothing", async () => {
     const p = project();
     const before = readFileSync(p.config, "utf8");
     const { code, stdout, stderr } = await deploy(p);
@@ -142,7 +144,7 @@ describe("npm run deploy, first deploy", () => {
     expect(calls.filter((c) => MUTATING.test(c))).toEqual([
       "d1 create crewplane",
       ...QUEUES.map((q) => `queues create ${q}`),
-      `r2 bucket create ${BUCKET}`,
+      ...BUCKETS.map((b) => `r2 bucket create ${b}`),
       "d1 migrations apply DB --remote",
       "secret put ADMIN_TOKEN",
       "secret put AUDIT_SIGNING_KEY",
@@ -248,7 +250,7 @@ describe("npm run deploy -- --dry-run", () => {
     for (const line of [
       "create D1 database crewplane (binding DB)",
       ...QUEUES.map((q) => `create queue ${q}`),
-      `create R2 bucket ${BUCKET}`,
+      ...BUCKETS.map((b) => `create R2 bucket ${b}`),
       `apply ${migrationFiles.length} D1 migration(s)`,
       "set secret ADMIN_TOKEN",
       "deploy the Worker crewplane-production",
@@ -316,7 +318,7 @@ describe("npm run deploy, failures", () => {
 
   it("uses resources that already exist without trying to create them", async () => {
     const existing = "7a4e0000-0000-4000-8000-000000000008";
-    const p = project({ d1: [{ uuid: existing, name: "crewplane", applied: [] }], queues: [...QUEUES], buckets: [BUCKET] });
+    const p = project({ d1: [{ uuid: existing, name: "crewplane", applied: [] }], queues: [...QUEUES], buckets: [...BUCKETS] });
     const { code } = await deploy(p);
     expect(code).toBe(0);
     expect(p.calls().filter((c) => /create/.test(c))).toEqual([]);
