@@ -16,11 +16,13 @@
  * - hex: `0x41 0x42 …` lists, `0x…` strings and bare runs of 16+ hex digits that decode to
  *   printable UTF-8 (a commit hash does not);
  * - base64 (and base64url) runs of 16+ characters that decode to printable UTF-8;
- * - character-code calls: `String.fromCharCode(…)`, SQL `CHAR(…)`, `chr(…)` chains;
+ * - character-code calls: `String.fromCharCode(…)`, SQL `CHAR(…)` (decimal or `0x` codes), `chr(…)` chains;
+ * - Log4j lookups that spell a word a letter at a time (`${lower:j}`, `${::-n}`, `${env:X:-d}`);
  * - inline comments that split a keyword (`UN/**\/ION`, `<scr<!---->ipt>`);
  * - numeric IPv4 hosts in URLs (decimal, hex, octal, short `127.1`, IPv4-mapped IPv6) to their
- *   dotted form;
- * - letter-spaced words (`i g n o r e   a l l`) joined.
+ *   dotted form, and the userinfo before a host dropped (`http://docs.example@169.254.169.254/`);
+ * - letter-spaced words (`i g n o r e   a l l`) joined, and spaced commands whose words are set
+ *   apart by wider gaps (`r m   - r f   /` reads `rm -rf /`).
  */
 export function decodedForms(text: string): string[] {
   const forms: string[] = [];
@@ -51,8 +53,11 @@ function decodeOnce(s: string): string {
     decodeHex,
     decodeBase64,
     decodeCharCodes,
+    decodeLookups,
     dropSplittingComments,
+    dropUserinfo,
     dottedHosts,
+    joinSpacedRuns,
     joinSpacedLetters,
   ].reduce((t, step) => step(t), s);
 }
@@ -159,12 +164,30 @@ function decodeBase64(s: string): string {
 function decodeCharCodes(s: string): string {
   return s
     .replace(/\b(?:string\.fromcharcode|char)\s*\(\s*(\d{1,7}(?:\s*,\s*\d{1,7})+)\s*\)/gi, (m, list: string) => codes(list.split(","), m))
+    .replace(/\b(?:string\.fromcharcode|char)\s*\(\s*(0x[0-9a-f]{1,6}(?:\s*,\s*0x[0-9a-f]{1,6})+)\s*\)/gi, (m, list: string) =>
+      codes(
+        list.split(",").map((h) => String(parseInt(h.trim().slice(2), 16))),
+        m,
+      ),
+    )
     .replace(/(?:\bchr\s*\(\s*\d{1,7}\s*\)\s*[+.]?\s*){2,}/gi, (m) => codes(m.match(/\d+/g)!, m));
 }
 
 function dropSplittingComments(s: string): string {
   // SQL reads `/**/` as a space (`UNION/**/SELECT`); HTML drops a comment inside a tag name.
   return s.replace(/\/\*[^*\n]{0,20}\*\//g, " ").replace(/<!--[^>]{0,8}?-->/g, "");
+}
+
+/** `${lower:j}ndi`, `${::-j}ndi`, `${env:NOPE:-j}ndi` → `jndi`: lookups a logger expands to their default text. */
+function decodeLookups(s: string): string {
+  if (!s.includes("${")) return s;
+  return s.replace(/\$\{(?:(?:lower|upper):|::-|[a-z]{2,12}:[^{}:\s]{0,40}:-)([^{}$\s]{0,20})\}/gi, (_m, text: string) => text);
+}
+
+/** `http://docs.example@169.254.169.254/` → `http://169.254.169.254/`: a URL parser connects to what follows the `@`. */
+function dropUserinfo(s: string): string {
+  if (!s.includes("@")) return s;
+  return s.replace(/\b([a-z][a-z0-9+.-]{1,15}:\/\/)[^\s/@?#]{1,100}@(?=[^\s/@?#])/gi, "$1");
 }
 
 /** `http://2852039166/` → `http://169.254.169.254/`: hosts a URL parser reads as IPv4 addresses. */
@@ -197,6 +220,21 @@ function ipv4Of(host: string): string | undefined {
   const value = nums.reduce((acc, n, i) => acc + n * 256 ** (3 - i), 0) + last;
   const dotted = [value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255].join(".");
   return dotted === host ? undefined : dotted;
+}
+
+/**
+ * `r m   - r f   /` → `rm -rf /`: single characters one space apart, grouped into words by wider
+ * gaps. At least one word of two or more characters and three letters in all, so a lone `a  b` stays.
+ */
+function joinSpacedRuns(s: string): string {
+  // One-character tokens separated by spaces; each token must end where it starts, so a match never backtracks.
+  return s.replace(/(?<!\S)\S(?!\S)(?: +\S(?!\S))+/g, (run) => {
+    if (!/ {2}/.test(run) || !/\S \S/.test(run) || (run.match(/\p{L}/gu)?.length ?? 0) < 3) return run;
+    return run
+      .split(/ {2,}/)
+      .map((word) => word.replace(/ /g, ""))
+      .join(" ");
+  });
 }
 
 /** `I g n o r e   a l l` → `Ignore   all`: four or more single letters or digits, one space apart. */

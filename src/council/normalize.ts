@@ -19,9 +19,10 @@ import { CONFUSABLE_PROTOTYPES } from "./confusables-table";
  *    Han, kana or Hangul (the table maps katakana "ノ" to "/").
  * 4. Combining marks on ASCII letters go (accents, "zalgo" strokes); then NFKC recomposes the rest
  *    (kana voicing marks).
- * 5. Spaces between CJK characters go ("以前 の 指示" reads as "以前の指示"); whitespace runs
- *    become one space (`lines: true` keeps a run that holds a line break as one "\n", for patterns
- *    that look at line starts).
+ * 5. Spaces between CJK characters go ("以前 の 指示" reads as "以前の指示"; with `lines: true` a
+ *    gap that holds a line break stays one "\n", so a title does not glue onto a `系统：` line);
+ *    whitespace runs become one space (`lines: true` keeps a run that holds a line break as one
+ *    "\n", for patterns that look at line starts).
  * 6. Shell and script spellings that mean the same command: a line continuation (`\` at a line end)
  *    and `${IFS}` are a space; `''`/`""` inside a word or flag vanish (`r''m`, `u''+s`); a `\`
  *    before a letter inside a word or at a word's start vanishes (`r\m`, `\c\u\r\l`, `-\e`);
@@ -33,7 +34,8 @@ export function normalizeForScan(text: string, opts: { ignorable?: "strip" | "sp
   const collapse = (t: string) => t.replace(/\s+/gu, (run) => (opts.lines && /[\n\r\u2028\u2029\v\f\x85]/u.test(run) ? "\n" : " "));
   let s = foldConfusables(text.replace(DEFAULT_IGNORABLE, ignorable).normalize("NFKD")).toLowerCase();
   s = s.replace(MARKS_ON_ASCII, "").normalize("NFKC").replace(DEFAULT_IGNORABLE, ignorable).toLowerCase();
-  s = collapse(s.replace(/\\[ \t]*\r?\n/g, " ").replace(CJK_GAP, ""));
+  // Between CJK characters a gap goes, but a line break stays one in the line-keeping form (a title above a `系统：` line).
+  s = collapse(s.replace(/\\[ \t]*\r?\n/g, " ").replace(CJK_GAP, (run) => (opts.lines && LINE_BREAK.test(run) ? "\n" : "")));
   s = s
     .replace(/\$\{ifs\}|\$ifs\b/g, " ")
     .replace(/(?<=[\w+\-/.])(?:''|"")+(?=[\w+\-/.])/g, "")
@@ -54,6 +56,7 @@ const HAS_DEFAULT_IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
 const MARKS_ON_ASCII = /(?<=[\u0000-\u007F])\p{M}+/gu;
 const CJK = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u30FC\u3000-\u303F`;
 const CJK_GAP = new RegExp(`(?<=[${CJK}])\\s+(?=[${CJK}])`, "gu");
+const LINE_BREAK = /[\n\r\u2028\u2029\v\f\x85]/u;
 
 /** Non-ASCII code point → its ASCII prototype (built once per isolate from the generated table). */
 const PROTOTYPES: ReadonlyMap<string, string> = new Map(

@@ -6,6 +6,7 @@ import {
   DESTRUCTIVE_EXTRA,
   EXFIL_EXTRA,
   MALWARE_EXTRA,
+  PATH_EXTRA,
   PI_ENVELOPE,
   PRIVESC_EXTRA,
   RCE_EXTRA,
@@ -43,6 +44,8 @@ export interface ScanPattern {
   id: string;
   category: ScanCategory;
   regex: RegExp;
+  /** Read only the forms that keep line breaks (a pattern that tells one statement per line from statements stacked on one). */
+  lines?: true;
 }
 
 // Words between a verb and its object, e.g. "ignore [all of the] previous instructions".
@@ -106,9 +109,13 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
     id: "command_chain",
     category: "command_injection",
     regex: new RegExp(
-      String.raw`(?:[;&|]|\$\()\s*(?:sudo\s+(?:-\S+\s+)*)?(?:${BIN}(?:rm|curl|wget|nc|ncat|bash|sh|zsh|dash|ksh|chmod|chown|mkfifo)(?=[\s;&|)` +
+      // After `;`, `|`, `||`, a lone `&` or in `$(…)`: a command a value should never carry.
+      String.raw`(?:[;|]|(?<!&)&(?!&)|\$\()\s*(?:sudo\s+(?:-\S+\s+)*)?(?:${BIN}(?:rm|curl|wget|nc|ncat|bash|sh|zsh|dash|ksh|mkfifo)(?=[\s;&|)` +
         "`" +
         String.raw`]|$)|${BIN}(?:python[23]?|perl|ruby|node|php)\s+-[ce]\b)` +
+        // After `&&` a script goes on (`make && rm -rf ./build`, `npm ci && curl …/health`): only a shell
+        // told to run a string or be interactive, a listener, or a tool named by its full path.
+        String.raw`|&&\s*(?:sudo\s+(?:-\S+\s+)*)?(?:\/(?:usr\/)?(?:local\/)?s?bin\/(?:rm|curl|wget)\b|${BIN}(?:nc|ncat|mkfifo)\b|${SHELL}(?:\s+-[ci]\b|\s*(?:$|[;&|)]))|${BIN}(?:python[23]?|perl|ruby|node|php)\s+-[ce]\b)` +
         // Backticks also open inline code in Markdown (`chmod 644 x`): there only fetchers and rm count.
         "|`" +
         String.raw`\s*(?:sudo\s+)?${BIN}(?:rm|curl|wget|nc|ncat|mkfifo)\s` +
@@ -121,7 +128,7 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
     category: "credential_theft",
     regex: new RegExp(
       String.raw`\.ssh\/id_(?:rsa|ed25519|ecdsa|dsa)|\.aws\/credentials|\/etc\/shadow` +
-        String.raw`|\b(?:steal|exfiltrate|harvest|dump|grab|send me)\b(?:\s+\S+){0,4}?\s+(?:passwords?|credentials?|api[ _-]?keys?|secrets?|tokens?|private keys?|session cookies?|seed phrases?)\b` +
+        String.raw`|\b(?:steal|exfiltrate|harvest|dump|grab|send me)\b(?:\s+(?!\(?(?:without|no|except|excluding|never|not)\b)\S+){0,4}?\s+(?:passwords?|credentials?|api[ _-]?keys?|secrets?|tokens?|private keys?|session cookies?|seed phrases?)\b` +
         String.raw`|(?:パスワード|認証情報|秘密鍵|apiキー|トークン)(?:を|は)(?:全て|すべて)?(?:盗|抜き取|収集して送)` +
         String.raw`|(?:窃取|竊取|盗取|盜取)(?:用户|用戶)?(?:的)?(?:密码|密碼|凭证|憑證|密钥|密鑰|令牌)` +
         `|${CREDENTIAL_READ}`,
@@ -131,8 +138,10 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
   {
     id: "sql_tautology_union",
     category: "sql_injection",
+    // A migration runs one statement per line; an injection stacks them on the line of a value.
+    lines: true,
     regex: new RegExp(
-      String.raw`['"]\s*(?:or|and)\s+(?:'[^']*'|"[^"]*"|\d+)\s*=\s*(?:'[^']*'?|"[^"]*"?|\d+)|;\s*drop\s+table\b|'\s*;\s*--` +
+      String.raw`['"]\s*(?:or|and)\s+(?:'[^']*'|"[^"]*"|\d+)\s*=\s*(?:'[^']*'?|"[^"]*"?|\d+)|;[ \t]*drop\s+table\b(?!\s+if\s+exists)|'\s*;\s*--` +
         `|${SQL_STATEMENTS}`,
       "u",
     ),
@@ -141,14 +150,19 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
     id: "path_traversal",
     category: "path_traversal",
     // `....//` survives a filter that strips `../` once.
-    regex: /(?:\.\.\.?\.?[/\\]){2,}|%2e%2e(?:%2f|%5c|[/\\])|\.\.(?:%2f|%5c)/u,
+    regex: new RegExp(String.raw`(?:\.\.\.?\.?[/\\]){2,}|%2e%2e(?:%2f|%5c|[/\\])|\.\.(?:%2f|%5c)|${PATH_EXTRA}`, "u"),
   },
   {
     id: "script_injection",
     category: "script_injection",
     // A script element with content or a source, not the word "<script>" in a sentence about escaping it.
     regex: new RegExp(
-      String.raw`<\s*script\b[^>]*>[^<]{0,500}<\s*\/\s*script|<\s*script\b[^>]*\bsrc\s*=|\bjavascript:\S|<[^>]*\bon(?:error|load|mouseover|click)\s*=` +
+      String.raw`<\s*script\b[^<>]{0,500}>\s*[^<\s][^<]{0,500}<\s*\/\s*script|<\s*script\b[^<>]{0,500}\bsrc\s*=\s*["']?\s*(?!["'\s]|\/[\w-]+\/|\/[\w-]+\.m?js\b)\S|\bjavascript:\S` +
+        // A script from anywhere but a same-origin path (`//host/x.js` reads `/host/x.js` after normalization).
+        // Any handler in a tag, except the ones a page's own buttons and forms use (those count with a payload, SCRIPT_EXTRA).
+        String.raw`|<[^<>]{0,500}\bon(?!(?:click|dblclick|change|submit|input|keydown|keyup|keypress|reset)\s*=)[a-z]{3,20}\s*=` +
+        // An attribute closed early to add a handler: `x" onmouseover="…`.
+        String.raw`|["'\x60]\s*\/?\s*on(?:mouseover|mouseenter|focus|focusin|blur|error|load|pointerover|pointerenter|animationstart|transitionend|toggle|begin|wheel|scroll)\s*=` +
         `|${SCRIPT_EXTRA}`,
       "u",
     ),
@@ -211,7 +225,7 @@ export const SCAN_PATTERNS: readonly ScanPattern[] = [
     category: "destructive_operation",
     regex: new RegExp(
       // rm with a recursive flag anywhere among its flags (-r -f, -fR, --recursive), on /, ~, *, $HOME or a top-level system directory
-      String.raw`\brm\s+(?=(?:-[a-z-]*\s+)*(?:-[a-z]*r|--recursive\b))(?:-[a-z-]*\s+)+(?:\/(?=\s|$|\*)|\/(?:bin|boot|dev|etc|home|lib|opt|root|sbin|srv|sys|usr|var)\/?(?=\s|$)|~\/?(?=\s|$)|\*(?=\s|$)|\$home\b|\$\{home\})` +
+      String.raw`\brm\s+(?=(?:-[a-z-]*\s+)*(?:-[a-z]*r|--recursive\b))(?:-[a-z-]*\s+)+['"]?(?:\/(?=[\s'"\x60);|&*]|$)|\/(?:bin|boot|dev|etc|home|lib|opt|root|sbin|srv|sys|usr|var)\/?(?=[\s'"\x60);|&]|$)|~\/?(?=[\s'"\x60);|&]|$)|\*(?=[\s'"\x60);|&]|$)|\$home\b|\$\{home\})` +
         String.raw`|\bdrop\s+(?:database|schema)\b|\bmkfs(?:\.\w+)?\s+(?:\S+\s+){0,4}?\/dev\/|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bformat\s+c:|\bdd\s+(?:\S+\s+){0,4}?of=\/dev\/(?!null\b)` +
         String.raw`|(?:全て|すべて|全部)の(?:データ|ファイル)を(?:削除|消去)(?!しない|せず)` +
         String.raw`|(?:删除|刪除)(?:所有|全部)(?:的)?(?:数据|文件|資料|檔案)` +
@@ -232,11 +246,23 @@ export interface ScanResult {
  * word: "ig\u034Fnore") and as a space (a Hangul filler standing where a space would be).
  */
 export function scanText(...parts: (string | undefined | null)[]): ScanResult {
-  const raw = parts.filter((p): p is string => typeof p === "string").join("\n");
-  const texts = [normalizeForScan(raw), normalizeForScan(raw, { lines: true })];
-  if (hasIgnorable(raw)) texts.push(normalizeForScan(raw, { ignorable: "space" }));
-  for (const decoded of decodedForms(raw)) texts.push(normalizeForScan(decoded, { lines: true }));
-  const hits = SCAN_PATTERNS.filter((p) => texts.some((t) => p.regex.test(t)));
+  const { flat, lines } = scanForms(parts.filter((p): p is string => typeof p === "string").join("\n"));
+  const hits = SCAN_PATTERNS.filter((p) => lines.some((t) => p.regex.test(t)) || (!p.lines && flat.some((t) => p.regex.test(t))));
   const categories = [...new Set(hits.map((h) => h.category))];
   return { clean: hits.length === 0, categories, patterns: hits.map((h) => h.id) };
+}
+
+/**
+ * The texts the patterns read: the normalized text with line breaks folded (`flat`) and kept
+ * (`lines`), each also with default-ignorable characters read as spaces, and every decoded form.
+ */
+export function scanForms(raw: string): { flat: string[]; lines: string[] } {
+  const flat = [normalizeForScan(raw)];
+  const lines = [normalizeForScan(raw, { lines: true })];
+  if (hasIgnorable(raw)) {
+    flat.push(normalizeForScan(raw, { ignorable: "space" }));
+    lines.push(normalizeForScan(raw, { ignorable: "space", lines: true }));
+  }
+  for (const decoded of decodedForms(raw)) lines.push(normalizeForScan(decoded, { lines: true }));
+  return { flat, lines };
 }

@@ -4,11 +4,12 @@ import { scanText } from "../../../src/council/scan";
 
 /**
  * The held-out corpus (test/fixtures/scan-corpus/README.md): attacks and benign proposals written by
- * someone who never saw the scanner. Detection counts a refusal in any category. The floors are what
- * the scan reaches today, below the 90 % goal; the README lists what it still misses and why.
+ * someone who never saw the scanner. Detection counts a refusal in any category. The floors sit just
+ * under what the scan reaches today (94.5 % overall, 80 % in its weakest category, issue 39), above
+ * the 90 % goal; the README gives the per-category rates and how they were reached.
  */
-const DETECTION_FLOOR = 0.84;
-const CATEGORY_FLOOR = 0.7;
+const DETECTION_FLOOR = 0.94;
+const CATEGORY_FLOOR = 0.78;
 const FALSE_POSITIVE_CEILING = 0.05;
 
 interface Tally {
