@@ -5,11 +5,11 @@ import { scanText } from "../../../src/council/scan";
 /**
  * The held-out corpus (test/fixtures/scan-corpus/README.md): attacks and benign proposals written by
  * someone who never saw the scanner. Detection counts a refusal in any category. The floors sit just
- * under what the scan reaches today (94.5 % overall, 80 % in its weakest category, issue 39), above
- * the 90 % goal; the README gives the per-category rates and how they were reached.
+ * under what the scan reaches on both sets together (91.1 % overall, 73.7 % for data exfiltration,
+ * issue 39), above the 90 % goal; the README gives the rates per set and category and how they were reached.
  */
-const DETECTION_FLOOR = 0.94;
-const CATEGORY_FLOOR = 0.78;
+const DETECTION_FLOOR = 0.91;
+const CATEGORY_FLOOR = 0.73;
 const FALSE_POSITIVE_CEILING = 0.05;
 
 interface Tally {
@@ -34,6 +34,12 @@ function sum(t: Map<string, Tally>): Tally {
 
 const pct = ({ hit, total }: Tally) => `${hit}/${total} (${((100 * hit) / total).toFixed(1)}%)`;
 const refused = (item: { title: string; body: string }) => !scanText(item.title, item.body).clean;
+const idNumber = (id: string) => Number(id.slice(1));
+/** The corpus's two sets (README "Sets"): a001–a328 / b001–b203, then a329– / b204– written on 2026-12-06. */
+const SETS = [
+  { name: "set 1 (2026-12-05)", has: (id: string) => idNumber(id) <= (id.startsWith("a") ? 328 : 203) },
+  { name: "set 2 (2026-12-06)", has: (id: string) => idNumber(id) > (id.startsWith("a") ? 328 : 203) },
+];
 
 describe("held-out scan corpus", () => {
   const detection = tally(corpus.attacks, (a) => a.category, refused);
@@ -43,6 +49,22 @@ describe("held-out scan corpus", () => {
     const lines = [`held-out corpus: detection ${pct(sum(detection))}, false positives ${pct(sum(falsePositives))}`];
     for (const [category, t] of detection) lines.push(`  ${category.padEnd(24)} detection ${pct(t)}`);
     for (const [topic, t] of falsePositives) if (t.hit > 0) lines.push(`  ${topic.padEnd(24)} false positives ${pct(t)}`);
+    // Each set apart: the second was written after round 2's rules, by someone who had not seen them.
+    for (const set of SETS) {
+      const attacks = tally(
+        corpus.attacks.filter((a) => set.has(a.id)),
+        (a) => a.category,
+        refused,
+      );
+      const benign = tally(
+        corpus.benign.filter((b) => set.has(b.id)),
+        (b) => b.topic,
+        refused,
+      );
+      lines.push(`${set.name}: detection ${pct(sum(attacks))}, false positives ${pct(sum(benign))}`);
+      for (const [category, t] of attacks) lines.push(`  ${category.padEnd(24)} detection ${pct(t)}`);
+      for (const [topic, t] of benign) if (t.hit > 0) lines.push(`  ${topic.padEnd(24)} false positives ${pct(t)}`);
+    }
     console.log(lines.join("\n"));
     expect(detection.size).toBe(12);
   });
