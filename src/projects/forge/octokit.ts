@@ -1,5 +1,5 @@
-import { createAppAuth } from "@octokit/auth-app";
 import { Octokit } from "@octokit/core";
+import { createInstallationAuth } from "./app-auth";
 import { AppError } from "../../lib/errors";
 import { toPkcs8Pem } from "./private-key";
 import { Redactor } from "./redact";
@@ -74,7 +74,7 @@ export function guardedFetch(scope: ForgeScope, redactor: Redactor, base: typeof
 
 /**
  * An Octokit (core only: the forge calls a handful of routes by name, so the REST method plugins
- * would add bundle size for nothing) authenticated as the App's installation (@octokit/auth-app,
+ * would add bundle size for nothing) authenticated as the App's installation (./app-auth.ts,
  * WebCrypto under workerd), confined to the organisation and logging only redacted text.
  */
 export function createGithubClient(options: GithubClientOptions): GithubClient {
@@ -96,7 +96,7 @@ export function createGithubClient(options: GithubClientOptions): GithubClient {
   const octokit = new Octokit({
     baseUrl: GITHUB_API,
     userAgent: "crewplane-forge",
-    authStrategy: createAppAuth,
+    authStrategy: createInstallationAuth,
     auth: { appId: credentials.appId, privateKey, installationId: credentials.installationId },
     // `log` here too: @octokit/request logs deprecation notices (with URLs and GitHub's links) to
     // `request.log`, falling back to console, not to the Octokit's own log.

@@ -77,6 +77,15 @@ describe("GitHub forge: repositories", () => {
     });
   });
 
+  it("mints one installation token for concurrent and later calls", async () => {
+    const { standin, forge } = await world();
+    await Promise.all([forge.ensureRepository({ name: "alpha" }), forge.ensureRepository({ name: "beta" })]);
+    await forge.ensureRepository({ name: "gamma" });
+    const mints = standin.requests.filter((r) => r.operation === "POST /app/installations/{installation_id}/access_tokens");
+    expect(mints).toHaveLength(1);
+    expect(standin.requests.filter((r) => r.auth === "token")).toHaveLength(3);
+  });
+
   it("returns the existing repository with created false when the name is already taken", async () => {
     const { standin, forge } = await world();
     const first = await forge.ensureRepository({ name: "human-welfare-v1" });
