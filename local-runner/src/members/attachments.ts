@@ -12,13 +12,11 @@
  * Each refusal carries a stable reason token. The bytes are read once, through a descriptor opened
  * without following links and re-checked, and hashed as read: what is uploaded is what was checked.
  */
-import { createHash } from "node:crypto";
-import { constants } from "node:fs";
-import { open, realpath } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { isInternalPath } from "../../../src/jobs/attachments-job.ts";
 import type { AttachmentRefusal } from "../../../src/jobs/attachments-job.ts";
-import { RECEIPT_MAX_BYTES, receiptFor } from "./receipts.ts";
+import { RECEIPT_MAX_BYTES, readRegularFile, receiptFor } from "./receipts.ts";
 
 /** The Worker's limit is the receipts' own: one constant for every goal artifact (a test holds them equal). */
 export const ATTACHMENT_MAX_BYTES = RECEIPT_MAX_BYTES;
@@ -71,44 +69,10 @@ export async function checkAttachment(
   // The name it resolves to: a link `notes/x.md → ../SOUL.md` is SOUL.md.
   if (isInternalPath(rel)) return refuse("internal_path");
 
-  const read = await readRegular(real, Math.min(maxBytes, ATTACHMENT_MAX_BYTES));
+  const read = await readRegularFile(real, Math.min(maxBytes, ATTACHMENT_MAX_BYTES), true);
   if ("reason" in read) return refuse(read.reason, read.bytes);
+  const content = read.content!;
   // Swapped since the receipt hashed it: refuse rather than archive bytes nobody checked.
   if (receipt.state === "exists" && read.sha256 !== receipt.sha256) return refuse("changed_while_reading");
-  return { declared, ok: true, path: rel.split(sep).join("/"), bytes: read.content.length, sha256: read.sha256, content: read.content };
-}
-
-async function readRegular(
-  real: string,
-  maxBytes: number,
-): Promise<{ content: Buffer; sha256: string } | { reason: AttachmentRefusal; bytes?: number }> {
-  let handle;
-  try {
-    handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-  } catch {
-    return { reason: "unreadable" };
-  }
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) return { reason: "not_regular_file" };
-    if (info.size > maxBytes) return { reason: "too_large", bytes: info.size };
-    const chunks: Buffer[] = [];
-    const hash = createHash("sha256");
-    let bytes = 0;
-    for (;;) {
-      const buffer = Buffer.alloc(1024 * 1024);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-      if (bytesRead === 0) break;
-      bytes += bytesRead;
-      if (bytes > maxBytes) return { reason: "too_large", bytes };
-      const chunk = buffer.subarray(0, bytesRead);
-      hash.update(chunk);
-      chunks.push(chunk);
-    }
-    return { content: Buffer.concat(chunks, bytes), sha256: hash.digest("hex") };
-  } catch {
-    return { reason: "unreadable" };
-  } finally {
-    await handle.close();
-  }
+  return { declared, ok: true, path: rel.split(sep).join("/"), bytes: content.length, sha256: read.sha256, content };
 }

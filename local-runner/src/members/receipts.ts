@@ -91,7 +91,7 @@ export async function receiptFor(root: string, artifact: DeclaredArtifact): Prom
   if (!info.isFile()) return { path, state: "unverified", reason: "not_regular_file" };
   if (info.size > RECEIPT_MAX_BYTES) return { path, state: "unverified", reason: "too_large", bytes: info.size };
 
-  const hashed = await hashRegularFile(real);
+  const hashed = await readRegularFile(real, RECEIPT_MAX_BYTES, false);
   if ("reason" in hashed)
     return { path, state: "unverified", reason: hashed.reason, ...(hashed.bytes !== undefined ? { bytes: hashed.bytes } : {}) };
   const declaredSha = artifact.sha256?.trim().toLowerCase();
@@ -162,8 +162,19 @@ async function escapesWhenMissing(root: string, target: string): Promise<boolean
   }
 }
 
-/** Opens without blocking or following links, re-checks on the descriptor, hashes at most the cap. */
-async function hashRegularFile(real: string): Promise<{ sha256: string; bytes: number } | { reason: UnverifiedReason; bytes?: number }> {
+/** Why a path that passed its path checks still cannot be read as one regular file within a cap. */
+export type RegularFileRefusal = { reason: "unreadable" | "not_regular_file" | "too_large"; bytes?: number };
+
+/**
+ * Opens without blocking or following links, re-checks on the descriptor (the path may have been
+ * swapped between stat and open), and hashes at most `maxBytes`, keeping the bytes when asked
+ * (the attachments archive uploads them; a receipt only needs the digest).
+ */
+export async function readRegularFile(
+  real: string,
+  maxBytes: number,
+  keep: boolean,
+): Promise<{ sha256: string; bytes: number; content?: Buffer } | RegularFileRefusal> {
   let handle;
   try {
     handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
@@ -172,20 +183,25 @@ async function hashRegularFile(real: string): Promise<{ sha256: string; bytes: n
   }
   try {
     const info = await handle.stat();
-    // The path may have been swapped between stat and open.
     if (!info.isFile()) return { reason: "not_regular_file" };
-    if (info.size > RECEIPT_MAX_BYTES) return { reason: "too_large", bytes: info.size };
+    if (info.size > maxBytes) return { reason: "too_large", bytes: info.size };
     const hash = createHash("sha256");
-    const buffer = Buffer.alloc(1024 * 1024);
+    const chunks: Buffer[] = [];
+    let buffer = Buffer.alloc(1024 * 1024);
     let bytes = 0;
     for (;;) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
       if (bytesRead === 0) break;
       bytes += bytesRead;
-      if (bytes > RECEIPT_MAX_BYTES) return { reason: "too_large", bytes };
-      hash.update(buffer.subarray(0, bytesRead));
+      if (bytes > maxBytes) return { reason: "too_large", bytes };
+      const chunk = buffer.subarray(0, bytesRead);
+      hash.update(chunk);
+      if (keep) {
+        chunks.push(chunk);
+        buffer = Buffer.alloc(buffer.length);
+      }
     }
-    return { sha256: hash.digest("hex"), bytes };
+    return { sha256: hash.digest("hex"), bytes, ...(keep ? { content: Buffer.concat(chunks, bytes) } : {}) };
   } catch {
     return { reason: "unreadable" };
   } finally {

@@ -13,9 +13,9 @@ import {
 import { EMPTY_CONTRACT } from "../../../src/evolution/contract";
 import { trigger } from "../../../src/evolution/triggers";
 import { loadClock } from "../../../src/lib/clock";
-import { sha256Hex } from "../../../src/lib/crypto";
 import { call, createRunner } from "../../factories";
 import { eventsOf } from "../../factories/team";
+import { answer, bigSoul, bytes, COMPRESSED, overCapSoul, proposal, putEmployee, RULE } from "./soul-helpers";
 
 /**
  * The cap deadlock release (seed 003 v3 "capデッドロック解除", issue 39): a SOUL at its 50 KB cap
@@ -24,54 +24,6 @@ import { eventsOf } from "../../factories/team";
  */
 const now = async () => (await loadClock(env)).now();
 const REPORT = "## Prediction error report\n- composite error: 0.910 (critical)";
-const RULE = "When a user corrects a booking date, repeat the corrected date in the first line and ask for confirmation before booking.";
-const proposal = (text: string) =>
-  JSON.stringify({ proposed_changes: text, rationale: "users corrected dates twice", expected_improvement: "fewer corrections" });
-const bytes = (s: string) => new TextEncoder().encode(s).length;
-
-const HEAD = "# Identity\nYou are Kai, who books meeting rooms for the team.\n\n# Rules\n";
-const SENTENCES = [
-  "Always confirm the room, the date and the time before booking anything.",
-  "Prefer rooms on the same floor as the organiser when attendance is small.",
-  "Never double-book a room; check the calendar feed first.",
-  "Tell the organiser about accessibility features of the room.",
-];
-/** A SOUL of at least `size` bytes: the four rules over and over (what a consolidation can honestly merge). */
-function bigSoul(size: number): string {
-  let s = HEAD;
-  for (let i = 0; bytes(s) < size; i++) s += `${SENTENCES[i % SENTENCES.length]} (note ${i % 7})\n`;
-  return s;
-}
-const COMPRESSED = `${HEAD}${SENTENCES.join("\n")}\nThe notes 0 to 6 all say the same.`;
-const answer = (soul: string) => JSON.stringify({ consolidated_soul: soul, summary: "merged repeated rules" });
-
-async function putEmployee(id: string, evolution: Record<string, unknown> = {}) {
-  const res = await call(`/v1/employees/${id}`, {
-    method: "PUT",
-    body: {
-      name: `Employee ${id}`,
-      runtime: "claude",
-      model: { preferred: "claude-sonnet-4-6" },
-      evolution: { gvu_enabled: true, gvu_cooldown_minutes: 0, legacy_soul_evolution: true, ...evolution },
-    },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
-
-/** Writes a SOUL past the cap straight into D1 (the API refuses one: an imported or pre-cap SOUL), with its fingerprint. */
-async function overCapSoul(id: string, content: string): Promise<number> {
-  const current = (await call(`/v1/employees/${id}/soul`)).body;
-  const version = current.version + 1;
-  const sha = await sha256Hex(content);
-  const at = new Date().toISOString();
-  await env.DB.batch([
-    env.DB.prepare(
-      "INSERT INTO soul_versions (employee_id, version, content, sha256, source, parent_version, created_at, created_by) VALUES (?, ?, ?, ?, 'operator', ?, ?, 'test')",
-    ).bind(id, version, content, sha, current.version, at),
-    env.DB.prepare("UPDATE soul_heads SET version = ?, sha256 = ? WHERE employee_id = ?").bind(version, sha, id),
-  ]);
-  return version;
-}
 
 interface Job {
   job_id: string;

@@ -9,6 +9,7 @@ import { loadClock } from "../../../src/lib/clock";
 import { sha256Hex } from "../../../src/lib/crypto";
 import { call, createOperator, createRunner } from "../../factories";
 import { eventsOf } from "../../factories/team";
+import { answer, bigSoul, bytes, COMPRESSED, overCapSoul, proposal, putEmployee, RULE } from "./soul-helpers";
 
 /**
  * Governed consolidation (issue 39, seed 003 R2 under `require_approval`): the checked result of a
@@ -18,52 +19,6 @@ import { eventsOf } from "../../factories/team";
  * lost request retried; or, when the SOUL is not the cause, no consolidation and a reason that says so.
  */
 const now = async () => (await loadClock(env)).now();
-const bytes = (s: string) => new TextEncoder().encode(s).length;
-const RULE = "When a user corrects a booking date, repeat the corrected date in the first line and ask for confirmation before booking.";
-const proposal = (text: string) =>
-  JSON.stringify({ proposed_changes: text, rationale: "users corrected dates twice", expected_improvement: "fewer corrections" });
-
-const HEAD = "# Identity\nYou are Kai, who books meeting rooms for the team.\n\n# Rules\n";
-const SENTENCES = [
-  "Always confirm the room, the date and the time before booking anything.",
-  "Prefer rooms on the same floor as the organiser when attendance is small.",
-  "Never double-book a room; check the calendar feed first.",
-  "Tell the organiser about accessibility features of the room.",
-];
-function bigSoul(size: number): string {
-  let s = HEAD;
-  for (let i = 0; bytes(s) < size; i++) s += `${SENTENCES[i % SENTENCES.length]} (note ${i % 7})\n`;
-  return s;
-}
-const COMPRESSED = `${HEAD}${SENTENCES.join("\n")}\nThe notes 0 to 6 all say the same.`;
-const answer = (soul: string) => JSON.stringify({ consolidated_soul: soul, summary: "merged repeated rules" });
-
-async function putEmployee(id: string, evolution: Record<string, unknown> = {}) {
-  const res = await call(`/v1/employees/${id}`, {
-    method: "PUT",
-    body: {
-      name: `Employee ${id}`,
-      runtime: "claude",
-      model: { preferred: "claude-sonnet-4-6" },
-      evolution: { gvu_enabled: true, gvu_cooldown_minutes: 0, legacy_soul_evolution: true, ...evolution },
-    },
-  });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-}
-
-/** A SOUL past the cap straight into D1 (the API refuses one), with its fingerprint. */
-async function overCapSoul(id: string, content: string): Promise<number> {
-  const current = (await call(`/v1/employees/${id}/soul`)).body;
-  const version = current.version + 1;
-  const sha = await sha256Hex(content);
-  await env.DB.batch([
-    env.DB.prepare(
-      "INSERT INTO soul_versions (employee_id, version, content, sha256, source, parent_version, created_at, created_by) VALUES (?, ?, ?, ?, 'operator', ?, ?, 'test')",
-    ).bind(id, version, content, sha, current.version, new Date().toISOString()),
-    env.DB.prepare("UPDATE soul_heads SET version = ?, sha256 = ? WHERE employee_id = ?").bind(version, sha, id),
-  ]);
-  return version;
-}
 
 interface Job {
   job_id: string;
