@@ -558,6 +558,7 @@ describe("the web console and the public pages in Chromium", () => {
         "/console/employees/alice",
         "/console/employees/aiko",
         "/console/employees/aiko/edit",
+        "/console/employees/aiko/skills",
         "/console/employees/lead/memory",
         "/console/employees/lead/wiki",
         "/console/employees/lead/learning",
