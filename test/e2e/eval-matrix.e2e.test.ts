@@ -145,8 +145,11 @@ function playsEnv(): Record<string, string> {
   return env;
 }
 
+// The gate measures this goal itself (issue 39): its criteria name no files, so it would stay solo.
+// This file tests the spec the matrix shapes, not the gate: `always_team` is the seed's test-only mode.
 const TEAM_CONFIG = {
   enabled: true,
+  gate: "always_team",
   executor_fanout: 1,
   // The executor binds its runtime and leaves its model unset: the matrix's role. The planner binds
   // nothing (the employee's own model; the matrix has no planner cells). The verifier is pinned to
@@ -156,7 +159,6 @@ const TEAM_CONFIG = {
 const GOAL = {
   title: "Tidy the worker config",
   acceptance_criteria: ["wrangler.toml is valid", ".gitignore ignores the build output", "package.json requires Node 22"],
-  signals: { independent_items: 5, dependency_hubs: 0, fits_one_context: false, produces_artifacts: true },
 };
 
 interface Call {
