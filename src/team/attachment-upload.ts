@@ -2,6 +2,7 @@ import type { Db } from "../db/client";
 import type { Env } from "../env";
 import { attachmentsArchivePayload, isInternalPath } from "../jobs/attachments-job";
 import { findJob } from "../jobs/submit";
+import { toHex } from "../lib/crypto";
 import { AppError } from "../lib/errors";
 import { attachmentKey } from "./attachments";
 
@@ -46,7 +47,7 @@ export async function storeAttachment(env: Pick<Env, "ATTACHMENTS">, db: Db, upl
   await upload.checkLease();
   const body = await upload.body();
   if (body.byteLength > payload.max_bytes) throw tooLarge(body.byteLength);
-  const sha256 = [...new Uint8Array(await crypto.subtle.digest("SHA-256", body))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const sha256 = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", body)));
   if (sha256 !== upload.sha256) {
     throw new AppError("validation_failed", "The body does not hash to x-content-sha256", {
       errors: [{ path: "x-content-sha256", message: `the body's SHA-256 is ${sha256}` }],
