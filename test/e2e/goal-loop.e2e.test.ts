@@ -197,6 +197,8 @@ describe("the goal loop on the real runner", () => {
         ]);
       } finally {
         await runner.stop();
+        // Later tests in this file expect the gate's own measurement, not the test-only always_team.
+        await stack.api("/v1/config/team", { method: "PUT", body: {} });
         await stack.api("/v1/config/dispatch", { method: "PUT", body: {} });
       }
     },
