@@ -222,22 +222,27 @@ describe("the AEE playbook on the real runner", () => {
     const manager = (await stack.api("/v1/admin/operators", { body: { name: "mio", role: "manager" } })).body.token as string;
     await runner?.stop();
     // A runner whose claude is slow: the round's model work is still running when the runner is killed.
-    runner = startRunner(stack.base, runnerToken, { ...runnerEnv, FAKE_DELAY_MS: "30000" });
+    runner = startRunner(stack.base, runnerToken, { ...runnerEnv, FAKE_AEE_DELAY_MS: "30000" });
     await criticalConversation("riku");
     expect((await stack.api("/v1/admin/ticks/playbook", { method: "POST" })).body.summary).toMatchObject({ rounds_started: 1 });
+    let seen: unknown;
     const running = await waitFor(
       async () => {
         const r = await latestRound("riku");
+        seen = r && { status: r.status, step: r.step };
         if (!r || r.step !== "champion_judge") return undefined;
         const detail = (await stack.api(`/v1/employees/riku/playbook/rounds/${r.round_id}`)).body;
         const judge = (detail.jobs as any[]).find((j) => j.purpose === "champion_judge");
         const job = judge && (await stack.api(`/v1/admin/jobs/${judge.job_id}`)).body;
+        seen = { status: r.status, step: r.step, jobs: detail.jobs, judge: job && { status: job.status, attempts: job.attempts } };
         return job?.status === "leased" ? { round: r, job_id: judge.job_id as string } : undefined;
       },
       "the champion's judge job to be running",
       150_000,
       250,
-    );
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; last seen: ${JSON.stringify(seen)}`);
+    });
     // The runner crashes (no goodbye); its lease lapses and a new runner takes the job again.
     runner.child.kill("SIGKILL");
     await runner.exited;
