@@ -57,7 +57,7 @@ export class NodePresence extends DurableObject<Env> {
   async record(input: RecordInput): Promise<{ beat_ms: number; due_ms: number | null }> {
     const req = recordInput.parse(input);
     this.offsetMs = req.atMs - Date.now();
-    const held = this.hold(req.nodeId, req.atMs, req.d1Ms);
+    const held = this.hold([req]).get(req.nodeId)!;
     if (held.due_ms !== null) await this.schedule();
     return held;
   }
@@ -67,35 +67,45 @@ export class NodePresence extends DurableObject<Env> {
     const { beats } = recordManyInput.parse(input);
     this.offsetMs = Math.max(...beats.map((b) => b.atMs)) - Date.now();
     let held = 0;
-    for (const b of beats) if (this.hold(b.nodeId, b.atMs, b.d1Ms).due_ms !== null) held++;
+    for (const row of this.hold(beats).values()) if (row.due_ms !== null) held++;
     if (held > 0) await this.schedule();
     return { held };
   }
 
-  /** One heartbeat into storage, synchronously (atomic under the input gate). */
-  private hold(nodeId: string, atMs: number, d1Ms: number | null): { beat_ms: number; due_ms: number | null } {
-    const cur = this.sql
-      .exec<{ beat_ms: number; d1_ms: number | null; due_ms: number | null }>(
-        `SELECT beat_ms, d1_ms, due_ms FROM presence WHERE node_id = ?`,
-        nodeId,
-      )
-      .toArray()[0];
-    const beat = Math.max(cur?.beat_ms ?? atMs, atMs);
-    // What D1 holds only grows; a beat not newer than it is not held.
-    const d1 = cur?.d1_ms == null ? d1Ms : d1Ms === null ? cur.d1_ms : Math.max(cur.d1_ms, d1Ms);
-    const isHeld = d1 === null || beat > d1;
-    // The earliest deadline wins: this request's read of D1 may be older than the stored one, and the
-    // deadline must hold for the oldest value D1 could still show.
-    const due = isHeld ? Math.min(cur?.due_ms ?? Number.MAX_SAFE_INTEGER, flushDeadline(d1Ms, atMs)) : null;
-    this.sql.exec(
-      `INSERT INTO presence (node_id, beat_ms, d1_ms, due_ms) VALUES (?1, ?2, ?3, ?4)
-       ON CONFLICT (node_id) DO UPDATE SET beat_ms = excluded.beat_ms, d1_ms = excluded.d1_ms, due_ms = excluded.due_ms`,
-      nodeId,
-      beat,
-      d1,
-      due,
+  /**
+   * Beats into storage, synchronously (atomic under the input gate), in two statements whatever their
+   * number (issue 41: a SELECT and an upsert per beat were most of a shard's CPU under heartbeat load).
+   * Per node: the latest beat; what D1 holds only grows (a beat not newer than it is not held); a held
+   * beat's deadline is the earliest of the stored one and this beat's, as this request's read of D1
+   * may be older than the stored one and the deadline must hold for the oldest value D1 could show.
+   * The upsert takes the earliest deadline for every beat, then the second statement drops it where
+   * the beat turns out not to be held. (Within one batch, a node listed twice keeps the earlier of its
+   * deadlines even if its first beat was not held: sooner is always safe; isolates send one per node.)
+   */
+  private hold(beats: readonly RecordInput[]): Map<string, { beat_ms: number; due_ms: number | null }> {
+    const rows = JSON.stringify(beats.map((b) => [b.nodeId, b.atMs, b.d1Ms, flushDeadline(b.d1Ms, b.atMs)]));
+    const out = new Map<string, { beat_ms: number; due_ms: number | null }>();
+    const upserted = this.sql.exec<{ node_id: string; beat_ms: number; due_ms: number | null }>(
+      `INSERT INTO presence (node_id, beat_ms, d1_ms, due_ms)
+       SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]'), json_extract(value, '$[3]')
+       FROM json_each(?1) WHERE true
+       ON CONFLICT (node_id) DO UPDATE SET
+         beat_ms = MAX(beat_ms, excluded.beat_ms),
+         d1_ms = CASE WHEN d1_ms IS NULL THEN excluded.d1_ms WHEN excluded.d1_ms IS NULL THEN d1_ms ELSE MAX(d1_ms, excluded.d1_ms) END,
+         due_ms = MIN(COALESCE(due_ms, excluded.due_ms), excluded.due_ms)
+       RETURNING node_id, beat_ms, due_ms`,
+      rows,
     );
-    return { beat_ms: beat, due_ms: due };
+    for (const r of upserted) out.set(r.node_id, { beat_ms: r.beat_ms, due_ms: r.due_ms });
+    const released = this.sql.exec<{ node_id: string }>(
+      `UPDATE presence SET due_ms = NULL
+       WHERE node_id IN (SELECT json_extract(value, '$[0]') FROM json_each(?1))
+         AND due_ms IS NOT NULL AND d1_ms IS NOT NULL AND beat_ms <= d1_ms
+       RETURNING node_id`,
+      rows,
+    );
+    for (const r of released) out.get(r.node_id)!.due_ms = null;
+    return out;
   }
 
   /** The latest heartbeat this shard holds for each listed node (nodes it never saw are left out). */
@@ -160,16 +170,15 @@ export class NodePresence extends DurableObject<Env> {
         .bind(values)
         .run();
       // Written: D1 holds at least these beats now. A newer beat recorded during the write stays due.
-      for (const r of chunk) {
-        this.sql.exec(
-          `UPDATE presence SET d1_ms = MAX(COALESCE(d1_ms, ?2), ?2),
-             due_ms = CASE WHEN beat_ms > ?2 THEN ?2 + ?3 END
-           WHERE node_id = ?1`,
-          r.node_id,
-          r.beat_ms,
-          PRESENCE_WINDOW_MS,
-        );
-      }
+      // One statement for the chunk, as in hold.
+      this.sql.exec(
+        `UPDATE presence SET d1_ms = MAX(COALESCE(d1_ms, v.beat), v.beat),
+           due_ms = CASE WHEN beat_ms > v.beat THEN v.beat + ?2 END
+         FROM (SELECT json_extract(value, '$.node_id') AS id, json_extract(value, '$.beat_ms') AS beat FROM json_each(?1)) AS v
+         WHERE presence.node_id = v.id`,
+        JSON.stringify(chunk),
+        PRESENCE_WINDOW_MS,
+      );
     }
     const held = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM presence WHERE due_ms IS NOT NULL`).one().n;
     return { flushed: due.length, held };

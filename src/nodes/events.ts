@@ -163,6 +163,8 @@ async function runHeartbeat(
   limit: number,
 ): Promise<RecordedBeat | null> {
   const q = token ? BEAT_WITH_TOKEN : BEAT;
+  // Without an acknowledgement the read needs no newest event id (issue 41: one cursor less per beat).
+  const read = ackThrough === undefined ? q.readNoAck : q.read;
   const at = now.toISOString();
   const nowMs = now.getTime();
   // ?1 node, ?2 now, ?3 ack_through, ?4 page size + 1, ?5 credential id, ?6 secret hash, ?7 window start.
@@ -178,7 +180,7 @@ async function runHeartbeat(
   // One statement: the node's state joined to its pending page (no row: the token did not pass, or the
   // node is gone or suspended; one row with a null id: nothing pending).
   const { results } = await db.$client
-    .prepare(q.read)
+    .prepare(read)
     .bind(...params.slice(0, q.readParams))
     .all<BeatRow>();
   const node = results[0];
@@ -297,6 +299,13 @@ function beatSql(guard: string) {
     FROM (SELECT last_heartbeat_at, acked_through, ${newest} AS newest FROM nodes WHERE ${live}) AS s
     LEFT JOIN node_events AS e ON e.node_id = ?1 AND e.id > MAX(s.acked_through, MIN(?3, s.newest)) AND e.delivered_at IS NULL
     ORDER BY e.id LIMIT ?4`;
+  // The same read when no acknowledgement is given (most heartbeats): the watermark stays where it is,
+  // so the newest event id, which only bounds an acknowledgement, is not read (planBeat moves nothing
+  // with ack 0). ?3 is bound but unused: SQLite takes values up to the highest number the text holds.
+  const readNoAck = `SELECT s.last_heartbeat_at, s.acked_through, 0 AS newest, e.id, e.type, e.payload, e.created_at
+    FROM (SELECT last_heartbeat_at, acked_through FROM nodes WHERE ${live}) AS s
+    LEFT JOIN node_events AS e ON e.node_id = ?1 AND e.id > s.acked_through AND e.delivered_at IS NULL
+    ORDER BY e.id LIMIT ?4`;
   // A window's first heartbeat takes last_heartbeat_at unless a racing one of the same window did
   // (then, with no watermark to move, nothing is written: D1 takes one write per window); the test
   // clock going back resets it, as before presence.
@@ -306,7 +315,7 @@ function beatSql(guard: string) {
     WHERE ${live} AND (last_heartbeat_at IS NULL OR last_heartbeat_at <= ?7 OR last_heartbeat_at > ?2 OR acked_through < MIN(?3, ${newest}))
     RETURNING last_heartbeat_at`;
   // D1 wants exactly as many bound values as the statement's highest parameter number.
-  return { read, write, readParams: guard ? 6 : 4 };
+  return { read, readNoAck, write, readParams: guard ? 6 : 4 };
 }
 const BEAT = beatSql("");
 const BEAT_WITH_TOKEN = beatSql(` AND ${liveSubjectSql("node", "?5", "?6", "?2")} = ?1`);

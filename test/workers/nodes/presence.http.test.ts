@@ -5,7 +5,7 @@ import { loadMemberPool } from "../../../src/council/session-store";
 import { getDb } from "../../../src/db/client";
 import { getNodePresence } from "../../../src/durable-objects/node-presence-rpc";
 import { heartbeat, notifyNodesStatements } from "../../../src/nodes/events";
-import { PRESENCE_WINDOW_MS } from "../../../src/nodes/presence";
+import { PRESENCE_WINDOW_MS, presenceShard } from "../../../src/nodes/presence";
 import { nodePresence, type PresenceRecorder } from "../../../src/nodes/presence-store";
 import { call } from "../../factories";
 import { eligibleNode, heartbeat as httpHeartbeat, patchNode, registerNode } from "../../factories/nodes";
@@ -75,6 +75,45 @@ describe("heartbeats held in presence", () => {
     const flushed = await getNodePresence(env, node.node_id).flush({ now: t.getTime() + 8 * MIN, all: true });
     expect(flushed.flushed).toBeGreaterThanOrEqual(1);
     expect(await d1Beat(node.node_id)).toBe(new Date(t.getTime() + 8 * MIN).toISOString());
+  });
+
+  it("holds a batch of beats as one beat at a time would: latest beat, D1 only forward, earliest deadline, none when D1 is newer", async () => {
+    // Three node ids of one shard (the shard does not need them registered).
+    const ids = Array.from({ length: 64 }, (_, i) => `node_${(0xba7c0000 + i).toString(16).padStart(16, "0")}`);
+    const [x, y, z] = ids.filter((id) => presenceShard(id) === presenceShard(ids[0]!)) as [string, string, string];
+    const shard = getNodePresence(env, x);
+    const t = Date.now() + 3 * HOUR;
+    // x: two beats (out of order) against one D1 value; y: D1 newer than the beat (not held); z: D1 never saw it.
+    const first = await shard.recordMany({
+      beats: [
+        { nodeId: x, atMs: t + 5 * MIN, d1Ms: t },
+        { nodeId: y, atMs: t + MIN, d1Ms: t + 2 * MIN },
+        { nodeId: z, atMs: t + MIN, d1Ms: null },
+      ],
+    });
+    expect(first.held).toBe(2);
+    const second = await shard.record({ nodeId: x, atMs: t + 3 * MIN, d1Ms: t - MIN });
+    // The latest beat stays; the deadline is the earlier D1 value's window end.
+    expect(second).toEqual({ beat_ms: t + 5 * MIN, due_ms: t - MIN + PRESENCE_WINDOW_MS });
+    // y's beat is older than what D1 holds: nothing due; a later beat past D1 is held from D1's window.
+    expect(await shard.record({ nodeId: y, atMs: t + MIN, d1Ms: null })).toEqual({ beat_ms: t + MIN, due_ms: null });
+    expect(await shard.record({ nodeId: y, atMs: t + 4 * MIN, d1Ms: t + 2 * MIN })).toEqual({
+      beat_ms: t + 4 * MIN,
+      due_ms: t + 2 * MIN + PRESENCE_WINDOW_MS,
+    });
+    // z: D1 never saw it, so it is due at once.
+    expect((await shard.record({ nodeId: z, atMs: t + MIN, d1Ms: null })).due_ms).toBe(t + MIN);
+    const latest = await shard.latest({ nodeIds: [x, y, z] });
+    expect(new Map(latest.map((r) => [r.node_id, r.beat_ms]))).toEqual(
+      new Map([
+        [x, t + 5 * MIN],
+        [y, t + 4 * MIN],
+        [z, t + MIN],
+      ]),
+    );
+    // After a flush D1 holds them; a beat not newer than that is no longer held.
+    await shard.flush({ now: t + 5 * MIN, all: true });
+    expect(await shard.record({ nodeId: x, atMs: t + 5 * MIN, d1Ms: null })).toEqual({ beat_ms: t + 5 * MIN, due_ms: null });
   });
 
   it("never moves D1's heartbeat backwards when a flush and a newer window's write cross", async () => {
