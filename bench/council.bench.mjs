@@ -107,6 +107,17 @@ export default {
       ],
     });
 
+    // The progress checks the last dialogs asked for (10 s debounce) would otherwise run inside the
+    // heartbeat's measurement and be counted as its CPU: wait until every session's check has run
+    // (a check moves next_check_at on to the phase's deadline, hours away).
+    const settled = Date.now() + 30_000;
+    for (;;) {
+      const soon = new Date(Date.now() + 60_000).toISOString();
+      const due = await env.DB.prepare(`SELECT COUNT(*) AS n FROM council_sessions WHERE next_check_at <= ?`).bind(soon).first();
+      if (due.n === 0 || Date.now() > settled) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+
     log("heartbeat");
     let h = 0;
     const { product: heartbeat, baseline: heartbeatBase } = await ctx.compare("d1Read", {

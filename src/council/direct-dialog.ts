@@ -13,7 +13,8 @@ import type { DialogRecord, DialogType } from "./session";
  * `applyDialog` checks for such a dialog:
  * - the session's phase takes the type (`wrong_phase`),
  * - the poster is the proposer or an active member in the state (`not_eligible`; community voters
- *   speak only in voting, which takes no direct dialog),
+ *   speak only in voting, which takes no direct dialog), read from `council_seats`, which triggers
+ *   keep equal to the state's active members in the statement that writes the state (migration 0026),
  * - the node has posted fewer than `maxDialogsPerNode` dialogs here (`rate_limited`),
  * - the node exists and is not suspended by an admin (the caller then answers `403 node_suspended`),
  * - `reply_to` names a dialog of this session that is not an amendment (a reply to an amendment
@@ -123,7 +124,9 @@ export async function writeDirectDialog(
  * decided from the session row the checks already read, and stored as `check_due_at` ('' when it
  * does not): the trigger writes the session only then, and RETURNING tells the caller whether to
  * nudge, with no second read of the session. Every table the statement reads is one more cursor in
- * D1, and each cost about 50 µs of D1's CPU in the local workerd (bench/README.md).
+ * D1, and each cost about 50 µs of D1's CPU in the local workerd (bench/README.md); reading the seat
+ * from the state's JSON (`json_each` over `$.members`) parsed the whole state on every post, and
+ * `council_seats` (migration 0026) replaced it (issue 41).
  */
 function directSql(type: DialogType): string {
   let cached = SQL_BY_TYPE.get(type);
@@ -142,8 +145,7 @@ function directSql(type: DialogType): string {
     FROM (
       SELECT s.id, s.phase, n.id AS node_id,
         CASE WHEN s.proposer_id = n.id THEN 'proposer' ELSE (
-          SELECT json_extract(m.value, '$.role') FROM json_each(s.state, '$.members') m
-          WHERE json_extract(m.value, '$.node_id') = n.id AND json_extract(m.value, '$.replaced_by') IS NULL
+          SELECT t.role FROM council_seats t WHERE t.session_id = s.id AND t.node_id = n.id
         ) END AS role,
         CASE WHEN s.next_check_at IS NULL OR s.next_check_at > ?11 THEN ?11 ELSE '' END AS due
       FROM council_sessions s, nodes n

@@ -142,6 +142,24 @@ export const councilDialogs = sqliteTable(
   (t) => [uniqueIndex("council_dialogs_seq_idx").on(t.sessionId, t.seq), index("council_dialogs_node_idx").on(t.sessionId, t.nodeId)],
 );
 
+/**
+ * The seats of each session: its proposer is not here, its active members are (a replaced member's
+ * seat is gone). Derived from `council_sessions.state`, never written by the application: the
+ * triggers of migration 0026 rebuild a session's seats whenever its members change, in the same
+ * statement. The direct dialog (src/council/direct-dialog.ts) checks a poster's seat here by key
+ * instead of parsing the whole state JSON on every post (issue 41).
+ */
+export const councilSeats = sqliteTable(
+  "council_seats",
+  {
+    sessionId: text("session_id").notNull(),
+    nodeId: text("node_id").notNull(),
+    role: text("role"),
+    source: text("source"),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.nodeId] })],
+);
+
 /** One ballot per node per session: the primary key is the "second vote is 409" rule's backstop. */
 export const councilVotes = sqliteTable(
   "council_votes",
