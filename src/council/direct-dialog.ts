@@ -144,12 +144,12 @@ function directSql(type: DialogType): string {
       x.node_id, x.role, x.phase, ?3, ?4, ?5, ?6, x.due
     FROM (
       SELECT s.id, s.phase, n.id AS node_id,
-        CASE WHEN s.proposer_id = n.id THEN 'proposer' ELSE (
-          SELECT t.role FROM council_seats t WHERE t.session_id = s.id AND t.node_id = n.id
-        ) END AS role,
+        CASE WHEN s.proposer_id = n.id THEN 'proposer' ELSE t.role END AS role,
         CASE WHEN s.next_check_at IS NULL OR s.next_check_at > ?11 THEN ?11 ELSE '' END AS due
-      FROM council_sessions s, nodes n
-      WHERE s.id = ?2 AND s.phase IN (${phases}) AND n.id = ${poster} AND n.suspended_at IS NULL
+      FROM council_sessions s
+      JOIN nodes n ON n.id = ${poster} AND n.suspended_at IS NULL
+      LEFT JOIN council_seats t ON t.session_id = s.id AND t.node_id = n.id
+      WHERE s.id = ?2 AND s.phase IN (${phases})
     ) x
     WHERE x.role IS NOT NULL
       AND (SELECT COUNT(*) FROM council_dialogs d WHERE d.session_id = x.id AND d.node_id = x.node_id) < ?7
