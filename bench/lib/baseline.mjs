@@ -35,6 +35,9 @@ export async function compare(baselineUrl, route, product, { connections, durati
   const raw = { base: [], prod: [] };
   // Each server's CPU over the whole run (its slices and the other side's): what its requests left
   // running after a slice ended (waitUntil, alarms, queue consumers) is still theirs.
+  // The runtime process is found through the proxy's open connections to it, which close when the
+  // proxy has been idle (a benchmark that waits between measurements): one request opens them again.
+  await warm(`${product.url}/v1/health`, { method: "GET" }, 2);
   const pids = { base: workerdServing(baselineUrl), prod: workerdServing(product.url) };
   const cpu0 = { base: cpuMs(pids.base), prod: cpuMs(pids.prod) };
   for (let r = 0; r < rounds; r++) {
