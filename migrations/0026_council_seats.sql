@@ -12,18 +12,22 @@ CREATE TABLE `council_seats` (
 	PRIMARY KEY(`session_id`, `node_id`)
 ) WITHOUT ROWID;
 --> statement-breakpoint
--- The first active member listed wins should a node be listed twice (as the scalar subquery it replaces did).
-INSERT OR IGNORE INTO `council_seats` (`session_id`, `node_id`, `role`, `source`)
-SELECT s.`id`, json_extract(m.value, '$.node_id'), json_extract(m.value, '$.role'), json_extract(m.value, '$.source')
+-- What the seats are, once: each session's active members as its state lists them. The backfill and
+-- both triggers copy from it. Read only there: the direct dialog reads the table, not this view.
+CREATE VIEW `council_session_members` AS
+SELECT s.`id` AS `session_id`, json_extract(m.value, '$.node_id') AS `node_id`,
+  json_extract(m.value, '$.role') AS `role`, json_extract(m.value, '$.source') AS `source`
 FROM `council_sessions` s, json_each(s.`state`, '$.members') m
 WHERE json_extract(m.value, '$.replaced_by') IS NULL AND json_extract(m.value, '$.node_id') IS NOT NULL;
+--> statement-breakpoint
+-- The first active member listed wins should a node be listed twice (as the scalar subquery it replaces did).
+INSERT OR IGNORE INTO `council_seats` (`session_id`, `node_id`, `role`, `source`)
+SELECT `session_id`, `node_id`, `role`, `source` FROM `council_session_members`;
 --> statement-breakpoint
 CREATE TRIGGER `council_sessions_seats_opened` AFTER INSERT ON `council_sessions`
 BEGIN
   INSERT OR IGNORE INTO `council_seats` (`session_id`, `node_id`, `role`, `source`)
-  SELECT new.`id`, json_extract(m.value, '$.node_id'), json_extract(m.value, '$.role'), json_extract(m.value, '$.source')
-  FROM json_each(new.`state`, '$.members') m
-  WHERE json_extract(m.value, '$.replaced_by') IS NULL AND json_extract(m.value, '$.node_id') IS NOT NULL;
+  SELECT `session_id`, `node_id`, `role`, `source` FROM `council_session_members` WHERE `session_id` = new.`id`;
 END;
 --> statement-breakpoint
 -- Only a write of the state whose members differ rebuilds the seats (a direct dialog's trigger writes
@@ -33,9 +37,7 @@ WHEN json_extract(old.`state`, '$.members') IS NOT json_extract(new.`state`, '$.
 BEGIN
   DELETE FROM `council_seats` WHERE `session_id` = new.`id`;
   INSERT OR IGNORE INTO `council_seats` (`session_id`, `node_id`, `role`, `source`)
-  SELECT new.`id`, json_extract(m.value, '$.node_id'), json_extract(m.value, '$.role'), json_extract(m.value, '$.source')
-  FROM json_each(new.`state`, '$.members') m
-  WHERE json_extract(m.value, '$.replaced_by') IS NULL AND json_extract(m.value, '$.node_id') IS NOT NULL;
+  SELECT `session_id`, `node_id`, `role`, `source` FROM `council_session_members` WHERE `session_id` = new.`id`;
 END;
 --> statement-breakpoint
 CREATE TRIGGER `council_sessions_seats_deleted` AFTER DELETE ON `council_sessions`
