@@ -1,7 +1,7 @@
 import * as z from "zod";
 import type { Db } from "../db/client";
 import { defineConfigSection, readSection, readSectionCached, CONFIG_CACHE_MS } from "../lib/config";
-import { modelWorkConfig, needsOffered, resolveStage, type ModelWork, type StagePlan } from "../jobs/model-work";
+import { modelWorkConfig, modelWorkRuntime, needsOffered, resolveStage, type ModelWork, type StagePlan } from "../jobs/model-work";
 import { RUNTIMES, type Runtime } from "../jobs/payloads";
 import { liveRuntimes } from "../jobs/runner-runtimes";
 
@@ -126,13 +126,19 @@ let offeredCache: { value: Set<string>; until: number } | undefined;
 
 /**
  * `readCouncilConfig` through the isolate's short caches, for the session object's every input. The
- * live runtimes are cached as long as a section is (a runner records them at most once a minute).
+ * live runtimes are cached as long as a section is (a runner records them at most once a minute),
+ * but only while they offer the runtime `model_work` wants: a cached miss is read again, so a runner
+ * that has just come online is seen at once. (A stage decided on a stale miss falls back for good,
+ * a synthesis to the template; a stale hit only queues a job that waits for a runner, as any does.)
  */
 export async function readCouncilConfigCached(db: Db, now: Date): Promise<CouncilConfig> {
   const [council, work] = await Promise.all([readSectionCached(db, councilConfig), readSectionCached(db, modelWorkConfig)]);
-  if (!needsOffered(work)) return effectiveCouncilConfig(council, work, new Set());
+  const wanted = modelWorkRuntime(work);
+  if (wanted === undefined) return effectiveCouncilConfig(council, work, new Set());
   const real = Date.now();
-  if (!offeredCache || offeredCache.until <= real) offeredCache = { value: await liveRuntimes(db, now), until: real + CONFIG_CACHE_MS };
+  if (!offeredCache || offeredCache.until <= real || !offeredCache.value.has(wanted)) {
+    offeredCache = { value: await liveRuntimes(db, now), until: real + CONFIG_CACHE_MS };
+  }
   return effectiveCouncilConfig(council, work, offeredCache.value);
 }
 

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
+import { readCouncilConfigCached } from "../../../src/council/config";
 import { jobs } from "../../../src/db/schema";
 import { call, createRunner } from "../../factories";
 import { dialog, progress, propose, PROPOSAL, runOneJob, session } from "../../factories/council-http";
@@ -267,6 +268,26 @@ describe("model_work fallbacks are recorded when decided", () => {
     await runnerOffering(["antigravity"]);
     expect((await call("/v1/config/council")).body.stages.prescreen).toMatchObject({ on_model: true, runtime: "antigravity" });
     expect((await session(res.body.session_id)).model_work.prescreen).toEqual(before);
+    await put("model_work", {});
+  });
+});
+
+describe("the session object's cached view of the live runtimes", () => {
+  it("sees a runner that has just come online, though the isolate cached a miss moments before", async () => {
+    await put("council", {});
+    await put("model_work", { runtime: "grok" });
+    const db = getDb(env.DB);
+    const before = await readCouncilConfigCached(db, new Date());
+    expect(before.model_work.synthesis).toMatchObject({
+      on_model: false,
+      fell_back_because: "runtime_not_offered",
+      wanted_runtime: "grok",
+    });
+    // Within the cache's window (a few requests): a cached miss would fall a session's synthesis back
+    // to the template for good, though the runtime is now offered.
+    await runnerOffering(["grok"]);
+    const after = await readCouncilConfigCached(db, new Date());
+    expect(after.model_work.synthesis).toEqual({ on_model: true, set_by: "model_work", runtime: "grok" });
     await put("model_work", {});
   });
 });
