@@ -50,8 +50,12 @@ export async function compare(baselineUrl, route, product, { connections, durati
     const used = cpuMs(pids[side]);
     return used === null || cpu0[side] === null || stats.requests === 0 ? null : round((used - cpu0[side]) / stats.requests, 2);
   };
+  // Each round's product rate over the baseline rate of the same round: how far one run's ratio can
+  // move with the machine's load within it (a shared 2-core host), shown beside the merged ratio.
+  const rate = (r) => (r.duration > 0 ? r["2xx"] / r.duration : 0);
+  const sliceRatios = raw.prod.map((p, i) => (rate(raw.base[i]) > 0 ? round(rate(p) / rate(raw.base[i]), 2) : null));
   return {
-    product: { ...prod, cpu_ms_per_request: perRequest("prod", prod) },
+    product: { ...prod, cpu_ms_per_request: perRequest("prod", prod), slice_ratios: sliceRatios },
     baseline: { label: route.label, ...base, cpu_ms_per_request: perRequest("base", base) },
   };
 }

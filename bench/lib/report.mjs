@@ -47,7 +47,7 @@ export function table(rows) {
     String(r.product.rate),
     r.baseline.label,
     String(r.baseline.rate),
-    r.ratio === null ? "n/a" : String(r.ratio),
+    ratioCell(r),
     r.goal_status ?? "",
     String(r.product.p50_ms),
     String(r.product.p99_ms),
@@ -59,6 +59,18 @@ export function table(rows) {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
   return [fmt(header), `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`, ...lines.map(fmt)].join("\n");
+}
+
+/**
+ * The merged ratio, and beside it the lowest and highest of the rounds' own ratios when the row was
+ * measured in alternating rounds (ctx.compare): a goal met by the merged ratio alone, with rounds
+ * below it, is a goal met within this machine's noise, and the table says so.
+ */
+function ratioCell(r) {
+  if (r.ratio === null) return "n/a";
+  const slices = (r.product.slice_ratios ?? []).filter((v) => typeof v === "number");
+  if (slices.length < 2) return String(r.ratio);
+  return `${r.ratio} (rounds ${Math.min(...slices)}–${Math.max(...slices)})`;
 }
 
 /** Answers that were not 2xx, connection errors and timeouts: none of them count in a rate. */
