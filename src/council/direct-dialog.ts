@@ -123,10 +123,11 @@ export async function writeDirectDialog(
  * of this path's throughput (issue 26 item 5). Whether the dialog moves the session's next check is
  * decided from the session row the checks already read, and stored as `check_due_at` ('' when it
  * does not): the trigger writes the session only then, and RETURNING tells the caller whether to
- * nudge, with no second read of the session. Every table the statement reads is one more cursor in
- * D1, and each cost about 50 µs of D1's CPU in the local workerd (bench/README.md); reading the seat
- * from the state's JSON (`json_each` over `$.members`) parsed the whole state on every post, and
- * `council_seats` (migration 0026) replaced it (issue 41).
+ * nudge, with no second read of the session. Reading the seat from the state's JSON (`json_each`
+ * over `$.members`) parsed the whole state on every post; `council_seats` (migration 0026) replaced
+ * it (issue 41). SQLite now spends about 110 µs on the whole statement with its trigger, against
+ * 35 µs for a bare insert, out of the 1.4 ms more CPU per request a dialog costs than the bench's floor
+ * (bench/README.md, "Issue 41, fourth session"): the statement is no longer where the time goes.
  */
 function directSql(type: DialogType): string {
   let cached = SQL_BY_TYPE.get(type);
