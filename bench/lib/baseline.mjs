@@ -1,6 +1,7 @@
 // The baseline Worker's routes (bench/baseline/src/index.ts): each does one platform thing.
 import { drive, driveRaw, round, summarize, warm } from "./load.mjs";
 import { cpuMs, workerdServing } from "./workerd-cpu.mjs";
+import { startPerf } from "./perf-record.mjs";
 
 export const BASELINES = {
   nothing: { method: "GET", path: "/nothing", label: "nothing" },
@@ -40,10 +41,12 @@ export async function compare(baselineUrl, route, product, { connections, durati
   await warm(`${product.url}/v1/health`, { method: "GET" }, 2);
   const pids = { base: workerdServing(baselineUrl), prod: workerdServing(product.url) };
   const cpu0 = { base: cpuMs(pids.base), prod: cpuMs(pids.prod) };
+  const stopPerf = startPerf(route.label, pids);
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? ["base", "prod"] : ["prod", "base"];
     for (const side of order) raw[side].push(await driveRaw(side === "base" ? baseOpts : prodOpts));
   }
+  await stopPerf();
   const prod = summarize(raw.prod, prodOpts);
   const base = summarize(raw.base, baseOpts);
   const perRequest = (side, stats) => {

@@ -125,9 +125,13 @@ export async function writeDirectDialog(
  * does not): the trigger writes the session only then, and RETURNING tells the caller whether to
  * nudge, with no second read of the session. Reading the seat from the state's JSON (`json_each`
  * over `$.members`) parsed the whole state on every post; `council_seats` (migration 0026) replaced
- * it (issue 41). SQLite now spends about 110 µs on the whole statement with its trigger, against
- * 35 µs for a bare insert, out of the 1.4 ms more CPU per request a dialog costs than the bench's floor
- * (bench/README.md, "Issue 41, fourth session"): the statement is no longer where the time goes.
+ * it (issue 41).
+ *
+ * The poster, its seat and its counts are scalar subqueries of the one session row, not joins: SQLite
+ * compiles a statement again on every run when its planner looked at a bound value, which it does
+ * for a join (or an ORDER BY) with a parameter in its terms. As a join the statement, with its trigger,
+ * was compiled twice per post: about 0.45 ms of the 1.4 ms more CPU a dialog cost than the bench's
+ * floor (bench/README.md, "Issue 41, fifth session"; docs/architecture.md, "Hot-path SQL").
  */
 function directSql(type: DialogType): string {
   let cached = SQL_BY_TYPE.get(type);
@@ -144,15 +148,18 @@ function directSql(type: DialogType): string {
     SELECT ?1, x.id, (SELECT COALESCE(MAX(d.seq), 0) + 1 FROM council_dialogs d WHERE d.session_id = x.id),
       x.node_id, x.role, x.phase, ?3, ?4, ?5, ?6, x.due
     FROM (
-      SELECT s.id, s.phase, n.id AS node_id,
-        CASE WHEN s.proposer_id = n.id THEN 'proposer' ELSE t.role END AS role,
-        CASE WHEN s.next_check_at IS NULL OR s.next_check_at > ?11 THEN ?11 ELSE '' END AS due
-      FROM council_sessions s
-      JOIN nodes n ON n.id = ${poster} AND n.suspended_at IS NULL
-      LEFT JOIN council_seats t ON t.session_id = s.id AND t.node_id = n.id
-      WHERE s.id = ?2 AND s.phase IN (${phases})
+      SELECT y.id, y.phase, y.node_id, y.due,
+        CASE WHEN y.proposer_id = y.node_id THEN 'proposer'
+          ELSE (SELECT t.role FROM council_seats t WHERE t.session_id = y.id AND t.node_id = y.node_id) END AS role
+      FROM (
+        SELECT s.id, s.phase, s.proposer_id,
+          (SELECT n.id FROM nodes n WHERE n.id = ${poster} AND n.suspended_at IS NULL) AS node_id,
+          CASE WHEN s.next_check_at IS NULL OR s.next_check_at > ?11 THEN ?11 ELSE '' END AS due
+        FROM council_sessions s
+        WHERE s.id = ?2 AND s.phase IN (${phases})
+      ) y
     ) x
-    WHERE x.role IS NOT NULL
+    WHERE x.node_id IS NOT NULL AND x.role IS NOT NULL
       AND (SELECT COUNT(*) FROM council_dialogs d WHERE d.session_id = x.id AND d.node_id = x.node_id) < ?7
       AND (?5 IS NULL OR EXISTS (
         SELECT 1 FROM council_dialogs r WHERE r.id = ?5 AND r.session_id = x.id AND r.dialog_type <> 'amend'))

@@ -107,9 +107,8 @@ export async function heartbeat(
   ackThrough: number | undefined,
   now: Date,
   presence: PresenceRecorder,
-  limit = 100,
 ): Promise<RecordedBeat> {
-  const beat = await runHeartbeat(db, nodeId, null, ackThrough, now, presence, limit);
+  const beat = await runHeartbeat(db, nodeId, null, ackThrough, now, presence);
   if (beat) return beat;
   // Nothing was recorded: the node is suspended (or gone). Say which, as every node write does.
   assertNotSuspended(await getNode(db, nodeId));
@@ -130,9 +129,8 @@ export async function heartbeatWithToken(
   ackThrough: number | undefined,
   now: Date,
   presence: PresenceRecorder,
-  limit = 100,
 ): Promise<RecordedBeat | null> {
-  return runHeartbeat(db, nodeId, token, ackThrough, now, presence, limit);
+  return runHeartbeat(db, nodeId, token, ackThrough, now, presence);
 }
 
 interface PendingRow {
@@ -160,19 +158,18 @@ async function runHeartbeat(
   ackThrough: number | undefined,
   now: Date,
   presence: PresenceRecorder,
-  limit: number,
 ): Promise<RecordedBeat | null> {
   const q = token ? BEAT_WITH_TOKEN : BEAT;
   // Without an acknowledgement the read needs no newest event id (issue 41: one cursor less per beat).
   const read = ackThrough === undefined ? q.readNoAck : q.read;
   const at = now.toISOString();
   const nowMs = now.getTime();
-  // ?1 node, ?2 now, ?3 ack_through, ?4 page size + 1, ?5 credential id, ?6 secret hash, ?7 window start.
+  // ?1 node, ?2 now, ?3 ack_through, ?4 credential id, ?5 secret hash, ?6 window start (the page size is
+  // in the text: see beatSql).
   const params = [
     nodeId,
     at,
     ackThrough ?? 0,
-    limit + 1,
     token?.credential_id ?? null,
     token?.secret_hash ?? null,
     new Date(nowMs - PRESENCE_WINDOW_MS).toISOString(),
@@ -180,19 +177,19 @@ async function runHeartbeat(
   // One statement: the node's state joined to its pending page (no row: the token did not pass, or the
   // node is gone or suspended; one row with a null id: nothing pending).
   const { results } = await db.$client
-    .prepare(read)
-    .bind(...params.slice(0, q.readParams))
+    .prepare(read.text)
+    .bind(...params.slice(0, read.params))
     .all<BeatRow>();
   const node = results[0];
   // Nothing read: the token did not pass, or the node is gone or suspended (the caller says which).
   if (!node) return null;
   const d1Ms = node.last_heartbeat_at === null ? null : Date.parse(node.last_heartbeat_at);
   const plan = planBeat({ d1LastBeatMs: d1Ms, ackedThrough: node.acked_through, newestEventId: node.newest }, ackThrough, nowMs);
-  const page = beatOf(node.id === null ? [] : (results as PendingRow[]), limit);
+  const page = beatOf(node.id === null ? [] : (results as PendingRow[]), BEAT_PAGE);
   if (plan.writeBeat || plan.moveAck) {
     const written = await db.$client
-      .prepare(q.write)
-      .bind(...params)
+      .prepare(q.write.text)
+      .bind(...params.slice(0, q.write.params))
       .all<{ last_heartbeat_at: string | null }>();
     const row = written.results[0];
     // D1 took this heartbeat's time.
@@ -289,33 +286,51 @@ const TAKE = `UPDATE nodes SET acked_through = (SELECT MAX(id) FROM (${PENDING_P
  * parameters of runHeartbeat. The read computes the watermark the acknowledgement leads to, so its
  * page is already what remains pending after the write.
  */
+/** Pending events a heartbeat answers with at most (`has_more` says whether more wait). */
+const BEAT_PAGE = 100;
+
 function beatSql(guard: string) {
-  const newest = `(SELECT COALESCE(MAX(id), 0) FROM node_events WHERE node_id = ?1)`;
+  // Correlated with the node row, not `node_id = ?1`: MAX by index is an ORDER BY to the planner, and a
+  // planner that reads a bound value has SQLite compile the statement again on every run.
+  const newest = `(SELECT COALESCE(MAX(e.id), 0) FROM node_events e WHERE e.node_id = nodes.id)`;
   const live = `id = ?1 AND suspended_at IS NULL${guard}`;
   // The state and the pending page in one statement (one D1 round trip, one statement to run): the
   // node's row (at most one, by primary key) left-joined to its events past the watermark the
-  // acknowledgement leads to, in id order (the (node_id, id) index gives the order; no sort).
-  const read = `SELECT s.last_heartbeat_at, s.acked_through, s.newest, e.id, e.type, e.payload, e.created_at
-    FROM (SELECT last_heartbeat_at, acked_through, ${newest} AS newest FROM nodes WHERE ${live}) AS s
-    LEFT JOIN node_events AS e ON e.node_id = ?1 AND e.id > MAX(s.acked_through, MIN(?3, s.newest)) AND e.delivered_at IS NULL
-    ORDER BY e.id LIMIT ?4`;
+  // acknowledgement leads to, in id order (the (node_id, id) index gives the order; no sort). The
+  // node's row is a materialized CTE and the page size a literal, so no term of the join, its order or
+  // its limit holds a parameter: the statement is compiled once, not once per beat (docs/architecture.md,
+  // "Hot-path SQL").
+  const read = `WITH s AS MATERIALIZED (
+      SELECT id, last_heartbeat_at, acked_through, newest, MAX(acked_through, MIN(?3, newest)) AS mark
+      FROM (SELECT id, last_heartbeat_at, acked_through, ${newest} AS newest FROM nodes WHERE ${live}))
+    SELECT s.last_heartbeat_at, s.acked_through, s.newest, e.id, e.type, e.payload, e.created_at
+    FROM s LEFT JOIN node_events AS e ON e.node_id = s.id AND e.id > s.mark AND e.delivered_at IS NULL
+    ORDER BY e.id LIMIT ${BEAT_PAGE + 1}`;
   // The same read when no acknowledgement is given (most heartbeats): the watermark stays where it is,
   // so the newest event id, which only bounds an acknowledgement, is not read (planBeat moves nothing
-  // with ack 0). ?3 is bound but unused: SQLite takes values up to the highest number the text holds.
-  const readNoAck = `SELECT s.last_heartbeat_at, s.acked_through, 0 AS newest, e.id, e.type, e.payload, e.created_at
-    FROM (SELECT last_heartbeat_at, acked_through FROM nodes WHERE ${live}) AS s
-    LEFT JOIN node_events AS e ON e.node_id = ?1 AND e.id > s.acked_through AND e.delivered_at IS NULL
-    ORDER BY e.id LIMIT ?4`;
+  // with ack 0).
+  const readNoAck = `WITH s AS MATERIALIZED (SELECT id, last_heartbeat_at, acked_through FROM nodes WHERE ${live})
+    SELECT s.last_heartbeat_at, s.acked_through, 0 AS newest, e.id, e.type, e.payload, e.created_at
+    FROM s LEFT JOIN node_events AS e ON e.node_id = s.id AND e.id > s.acked_through AND e.delivered_at IS NULL
+    ORDER BY e.id LIMIT ${BEAT_PAGE + 1}`;
   // A window's first heartbeat takes last_heartbeat_at unless a racing one of the same window did
   // (then, with no watermark to move, nothing is written: D1 takes one write per window); the test
   // clock going back resets it, as before presence.
   const write = `UPDATE nodes SET acked_through = MAX(acked_through, MIN(?3, ${newest})),
-      last_heartbeat_at = CASE WHEN last_heartbeat_at IS NULL OR last_heartbeat_at <= ?7 OR last_heartbeat_at > ?2 THEN ?2
+      last_heartbeat_at = CASE WHEN last_heartbeat_at IS NULL OR last_heartbeat_at <= ?6 OR last_heartbeat_at > ?2 THEN ?2
         ELSE last_heartbeat_at END
-    WHERE ${live} AND (last_heartbeat_at IS NULL OR last_heartbeat_at <= ?7 OR last_heartbeat_at > ?2 OR acked_through < MIN(?3, ${newest}))
+    WHERE ${live} AND (last_heartbeat_at IS NULL OR last_heartbeat_at <= ?6 OR last_heartbeat_at > ?2 OR acked_through < MIN(?3, ${newest}))
     RETURNING last_heartbeat_at`;
-  // D1 wants exactly as many bound values as the statement's highest parameter number.
-  return { read, readNoAck, write, readParams: guard ? 6 : 4 };
+  return {
+    read: { text: read, params: highestParam(read) },
+    readNoAck: { text: readNoAck, params: highestParam(readNoAck) },
+    write: { text: write, params: highestParam(write) },
+  };
 }
 const BEAT = beatSql("");
-const BEAT_WITH_TOKEN = beatSql(` AND ${liveSubjectSql("node", "?5", "?6", "?2")} = ?1`);
+
+/** D1 wants exactly as many bound values as the statement's highest parameter number (gaps allowed). */
+function highestParam(text: string): number {
+  return Math.max(0, ...Array.from(text.matchAll(/\?(\d+)/g), (m) => Number(m[1])));
+}
+const BEAT_WITH_TOKEN = beatSql(` AND ${liveSubjectSql("node", "?4", "?5", "?2")} = ?1`);
