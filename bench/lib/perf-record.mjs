@@ -21,8 +21,11 @@ export function startPerf(label, pids) {
   const runs = Object.entries(pids)
     .filter(([, pid]) => pid !== null)
     .map(([side, pid]) => {
-      const file = join(dir, `${slug}-${side}.data`);
-      const child = spawn("perf", ["record", "-e", "cpu-clock", "-F", "997", "-g", "-p", String(pid), "-o", file], { stdio: "ignore" });
+      // BENCH_PERF_EVENTS=a,b counts those events (uprobes added with `perf probe`, say) instead of sampling.
+      const events = process.env.BENCH_PERF_EVENTS;
+      const file = join(dir, `${slug}-${side}.${events ? "stat" : "data"}`);
+      const args = events ? ["stat", "-x", ",", "-e", events] : ["record", "-e", "cpu-clock", "-F", "997", "-g"];
+      const child = spawn("perf", [...args, "-p", String(pid), "-o", file], { stdio: "ignore" });
       const done = new Promise((resolve) => {
         child.on("error", () => resolve(null));
         child.on("exit", () => resolve(file));

@@ -129,9 +129,9 @@ export async function writeDirectDialog(
  *
  * The poster, its seat and its counts are scalar subqueries of the one session row, not joins: SQLite
  * compiles a statement again on every run when its planner looked at a bound value, which it does
- * for a join (or an ORDER BY) with a parameter in its terms. As a join the statement, with its trigger,
- * was compiled twice per post: about 0.45 ms of the 1.4 ms more CPU a dialog cost than the bench's
- * floor (bench/README.md, "Issue 41, fifth session"; docs/architecture.md, "Hot-path SQL").
+ * for a join (or an ORDER BY) with a parameter directly in its terms. As a join the statement, with
+ * its trigger, was compiled twice per post: about 0.45 ms of the 1.4 ms more CPU a dialog cost than
+ * the bench's floor (bench/README.md, "Issue 41, fifth session"; docs/architecture.md, "Hot-path SQL").
  */
 function directSql(type: DialogType): string {
   let cached = SQL_BY_TYPE.get(type);
@@ -143,21 +143,22 @@ function directSql(type: DialogType): string {
   // (authentication in the same statement as the write: no read before it). Collapsed to one line:
   // the text travels to D1 with every post.
   const poster = `COALESCE(?8, ${liveSubjectSql("node", "?9", "?10", "?6")})`;
-  cached =
-    `INSERT INTO council_dialogs (id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at, check_due_at)
+  // The session row and the poster are a materialized CTE, read once: flattened, the poster's two
+  // lookups were repeated for every place the outer query names it.
+  cached = `WITH y AS MATERIALIZED (
+      SELECT s.id, s.phase, s.proposer_id,
+        (SELECT n.id FROM nodes n WHERE n.id = ${poster} AND n.suspended_at IS NULL) AS node_id,
+        CASE WHEN s.next_check_at IS NULL OR s.next_check_at > ?11 THEN ?11 ELSE '' END AS due
+      FROM council_sessions s
+      WHERE s.id = ?2 AND s.phase IN (${phases}))
+    INSERT INTO council_dialogs (id, session_id, seq, node_id, role, phase, dialog_type, content, reply_to, created_at, check_due_at)
     SELECT ?1, x.id, (SELECT COALESCE(MAX(d.seq), 0) + 1 FROM council_dialogs d WHERE d.session_id = x.id),
       x.node_id, x.role, x.phase, ?3, ?4, ?5, ?6, x.due
     FROM (
       SELECT y.id, y.phase, y.node_id, y.due,
         CASE WHEN y.proposer_id = y.node_id THEN 'proposer'
           ELSE (SELECT t.role FROM council_seats t WHERE t.session_id = y.id AND t.node_id = y.node_id) END AS role
-      FROM (
-        SELECT s.id, s.phase, s.proposer_id,
-          (SELECT n.id FROM nodes n WHERE n.id = ${poster} AND n.suspended_at IS NULL) AS node_id,
-          CASE WHEN s.next_check_at IS NULL OR s.next_check_at > ?11 THEN ?11 ELSE '' END AS due
-        FROM council_sessions s
-        WHERE s.id = ?2 AND s.phase IN (${phases})
-      ) y
+      FROM y
     ) x
     WHERE x.node_id IS NOT NULL AND x.role IS NOT NULL
       AND (SELECT COUNT(*) FROM council_dialogs d WHERE d.session_id = x.id AND d.node_id = x.node_id) < ?7

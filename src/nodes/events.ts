@@ -140,7 +140,7 @@ interface PendingRow {
   created_at: string;
 }
 
-/** A row of the heartbeat's read: the node's state, and one pending event (all null when none is). */
+/** A row of the heartbeat's read: the node's state (the event's columns null), or one pending event (the state's null). */
 interface BeatRow {
   last_heartbeat_at: string | null;
   acked_through: number;
@@ -174,18 +174,20 @@ async function runHeartbeat(
     token?.secret_hash ?? null,
     new Date(nowMs - PRESENCE_WINDOW_MS).toISOString(),
   ];
-  // One statement: the node's state joined to its pending page (no row: the token did not pass, or the
-  // node is gone or suspended; one row with a null id: nothing pending).
+  // One statement: the node's state (the row with a null event id; none when the token did not pass,
+  // or the node is gone or suspended), then its pending page. SQL promises no order across a UNION
+  // ALL, so the page is put in id order here (at most BEAT_PAGE + 1 rows).
   const { results } = await db.$client
     .prepare(read.text)
     .bind(...params.slice(0, read.params))
     .all<BeatRow>();
-  const node = results[0];
+  const node = results.find((r) => r.id === null);
   // Nothing read: the token did not pass, or the node is gone or suspended (the caller says which).
   if (!node) return null;
+  const pending = (results.filter((r) => r.id !== null) as PendingRow[]).sort((a, b) => a.id - b.id);
   const d1Ms = node.last_heartbeat_at === null ? null : Date.parse(node.last_heartbeat_at);
   const plan = planBeat({ d1LastBeatMs: d1Ms, ackedThrough: node.acked_through, newestEventId: node.newest }, ackThrough, nowMs);
-  const page = beatOf(node.id === null ? [] : (results as PendingRow[]), BEAT_PAGE);
+  const page = beatOf(pending, BEAT_PAGE);
   if (plan.writeBeat || plan.moveAck) {
     const written = await db.$client
       .prepare(q.write.text)
@@ -295,24 +297,27 @@ function beatSql(guard: string) {
   const newest = `(SELECT COALESCE(MAX(e.id), 0) FROM node_events e WHERE e.node_id = nodes.id)`;
   const live = `id = ?1 AND suspended_at IS NULL${guard}`;
   // The state and the pending page in one statement (one D1 round trip, one statement to run): the
-  // node's row (at most one, by primary key) left-joined to its events past the watermark the
-  // acknowledgement leads to, in id order (the (node_id, id) index gives the order; no sort). The
-  // node's row is a materialized CTE and the page size a literal, so no term of the join, its order or
-  // its limit holds a parameter: the statement is compiled once, not once per beat (docs/architecture.md,
-  // "Hot-path SQL").
+  // node's row (at most one, by primary key; none when the token did not pass or the node is gone or
+  // suspended), then its events past the watermark the acknowledgement leads to, in id order (the
+  // (node_id, id) index gives the order, so the page stops at its size however long the backlog).
+  // The node's row is a materialized CTE that the page reads through scalar subqueries, and the page
+  // size is a literal: no term the planner orders by holds a parameter, so SQLite compiles the
+  // statement once, not on every beat (docs/architecture.md, "Hot-path SQL").
+  const page = (mark: string) => `UNION ALL
+    SELECT * FROM (SELECT NULL, NULL, NULL, e.id, e.type, e.payload, e.created_at FROM node_events AS e
+      WHERE e.node_id = (SELECT id FROM s) AND e.id > (SELECT ${mark} FROM s) AND e.delivered_at IS NULL
+      ORDER BY e.id LIMIT ${BEAT_PAGE + 1})`;
   const read = `WITH s AS MATERIALIZED (
       SELECT id, last_heartbeat_at, acked_through, newest, MAX(acked_through, MIN(?3, newest)) AS mark
       FROM (SELECT id, last_heartbeat_at, acked_through, ${newest} AS newest FROM nodes WHERE ${live}))
-    SELECT s.last_heartbeat_at, s.acked_through, s.newest, e.id, e.type, e.payload, e.created_at
-    FROM s LEFT JOIN node_events AS e ON e.node_id = s.id AND e.id > s.mark AND e.delivered_at IS NULL
-    ORDER BY e.id LIMIT ${BEAT_PAGE + 1}`;
+    SELECT last_heartbeat_at, acked_through, newest, NULL AS id, NULL AS type, NULL AS payload, NULL AS created_at FROM s
+    ${page("mark")}`;
   // The same read when no acknowledgement is given (most heartbeats): the watermark stays where it is,
   // so the newest event id, which only bounds an acknowledgement, is not read (planBeat moves nothing
   // with ack 0).
   const readNoAck = `WITH s AS MATERIALIZED (SELECT id, last_heartbeat_at, acked_through FROM nodes WHERE ${live})
-    SELECT s.last_heartbeat_at, s.acked_through, 0 AS newest, e.id, e.type, e.payload, e.created_at
-    FROM s LEFT JOIN node_events AS e ON e.node_id = s.id AND e.id > s.acked_through AND e.delivered_at IS NULL
-    ORDER BY e.id LIMIT ${BEAT_PAGE + 1}`;
+    SELECT last_heartbeat_at, acked_through, 0 AS newest, NULL AS id, NULL AS type, NULL AS payload, NULL AS created_at FROM s
+    ${page("acked_through")}`;
   // A window's first heartbeat takes last_heartbeat_at unless a racing one of the same window did
   // (then, with no watermark to move, nothing is written: D1 takes one write per window); the test
   // clock going back resets it, as before presence.

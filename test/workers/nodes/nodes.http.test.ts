@@ -92,6 +92,20 @@ describe("heartbeats and pending events", () => {
     expect((await call(`/v1/nodes/${node.node_id}`, { token: null })).body.last_heartbeat_at).not.toBeNull();
   });
 
+  it("pages a backlog: the oldest 100 in id order with has_more, then what is past the acknowledgement", async () => {
+    const node = await registerNode({ name: "backlog" });
+    await appendFor(node.node_id, 102, "p");
+    const first = await heartbeat(node);
+    expect(first.pending_events.map((e) => e.payload.i)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(first.has_more).toBe(true);
+    const ids = first.pending_events.map((e) => Number(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    // The page answered with an acknowledgement starts past it, in the same request.
+    const acked = await heartbeat(node, first.pending_events[49]!.id);
+    expect(acked.pending_events.map((e) => e.payload.i)).toEqual(Array.from({ length: 52 }, (_, i) => 50 + i));
+    expect(acked.has_more).toBe(false);
+  });
+
   it("never lets an ack beyond the node's newest event swallow future events, and never moves the ack back", async () => {
     const node = await registerNode({ name: "overack" });
     await appendFor(node.node_id, 1, "b");
