@@ -829,9 +829,12 @@ const PRUNE_ROUNDS = 40;
 function readySql(runtimes: number): string {
   let cached = READY_SQL[runtimes];
   if (cached) return cached;
-  const cap = `?${runtimes + 1}`;
+  // Each parameter is read through a constant subquery, `(SELECT ?n)`: the same index seek, but the
+  // planner does not look at the bound value, which would have SQLite compile the statement again on
+  // every lease (docs/architecture.md, "Hot-path SQL").
+  const cap = `(SELECT ?${runtimes + 1})`;
   const seek = (i: number) =>
-    `SELECT job_id, enqueued_at FROM jobs WHERE status = 'queued' AND runtime = ?${i + 1} ORDER BY enqueued_at, job_id LIMIT ${cap}`;
+    `SELECT job_id, enqueued_at FROM jobs WHERE status = 'queued' AND runtime = (SELECT ?${i + 1}) ORDER BY enqueued_at, job_id LIMIT ${cap}`;
   cached =
     runtimes === 1
       ? seek(0)
