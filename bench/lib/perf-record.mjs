@@ -6,12 +6,13 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
-/**
- * Starts `perf record` on the given pids (side → pid) when BENCH_PERF_DIR is set; returns a stop
- * function that waits for every recording to be written. A missing `perf` or pid records nothing.
- */
 let recorded = 0;
 
+/**
+ * Starts `perf record` (or `perf stat`, with BENCH_PERF_EVENTS) on the given pids (side → pid) when
+ * BENCH_PERF_DIR is set; returns a stop function that waits for every recording to be written. A
+ * missing `perf` or pid records nothing.
+ */
 export function startPerf(label, pids) {
   const dir = process.env.BENCH_PERF_DIR;
   if (!dir) return async () => [];

@@ -127,11 +127,12 @@ export async function writeDirectDialog(
  * over `$.members`) parsed the whole state on every post; `council_seats` (migration 0026) replaced
  * it (issue 41).
  *
- * The poster, its seat and its counts are scalar subqueries of the one session row, not joins: SQLite
- * compiles a statement again on every run when its planner looked at a bound value, which it does
- * for a join (or an ORDER BY) with a parameter directly in its terms. As a join the statement, with
- * its trigger, was compiled twice per post: about 0.45 ms of the 1.4 ms more CPU a dialog cost than
- * the bench's floor (bench/README.md, "Issue 41, fifth session"; docs/architecture.md, "Hot-path SQL").
+ * No joins: the session row and the poster are a materialized CTE, and the seat, the count and `seq`
+ * are scalar subqueries of it. SQLite compiles a statement again on every run when its planner looked
+ * at a bound value, which it does for a join (or an ORDER BY) with a parameter directly in its terms.
+ * As joins, the statement and its trigger were compiled anew on every post: about 0.45 ms of the
+ * 1.4 ms more CPU a dialog cost than the bench's floor (bench/README.md, "Issue 41, fifth session";
+ * docs/architecture.md, "Hot-path SQL").
  */
 function directSql(type: DialogType): string {
   let cached = SQL_BY_TYPE.get(type);

@@ -283,14 +283,14 @@ const PENDING_PAGE = `SELECT id FROM node_events WHERE node_id = ?1 AND delivere
 const TAKE = `UPDATE nodes SET acked_through = (SELECT MAX(id) FROM (${PENDING_PAGE}))
     WHERE id = ?1 AND EXISTS (${PENDING_PAGE})`;
 
+/** Pending events a heartbeat answers with at most (`has_more` says whether more wait). */
+const BEAT_PAGE = 100;
+
 /**
  * The heartbeat's read and its write (when planBeat asks for one), plain SQL with the numbered
  * parameters of runHeartbeat. The read computes the watermark the acknowledgement leads to, so its
  * page is already what remains pending after the write.
  */
-/** Pending events a heartbeat answers with at most (`has_more` says whether more wait). */
-const BEAT_PAGE = 100;
-
 function beatSql(guard: string) {
   // Correlated with the node row, not `node_id = ?1`: MAX by index is an ORDER BY to the planner, and a
   // planner that reads a bound value has SQLite compile the statement again on every run.
@@ -333,9 +333,9 @@ function beatSql(guard: string) {
   };
 }
 const BEAT = beatSql("");
+const BEAT_WITH_TOKEN = beatSql(` AND ${liveSubjectSql("node", "?4", "?5", "?2")} = ?1`);
 
 /** D1 wants exactly as many bound values as the statement's highest parameter number (gaps allowed). */
 function highestParam(text: string): number {
   return Math.max(0, ...Array.from(text.matchAll(/\?(\d+)/g), (m) => Number(m[1])));
 }
-const BEAT_WITH_TOKEN = beatSql(` AND ${liveSubjectSql("node", "?4", "?5", "?2")} = ?1`);
