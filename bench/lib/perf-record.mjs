@@ -19,13 +19,13 @@ export function startPerf(label, pids) {
   mkdirSync(dir, { recursive: true });
   // Numbered in the order rows are measured: several rows of one benchmark share a baseline route.
   const slug = `${String(++recorded).padStart(2, "0")}-${label.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}`;
+  // BENCH_PERF_EVENTS=a,b counts those events (uprobes added with `perf probe`, say) instead of sampling.
+  const events = process.env.BENCH_PERF_EVENTS;
+  const args = events ? ["stat", "-x", ",", "-e", events] : ["record", "-e", "cpu-clock", "-F", "997", "-g"];
   const runs = Object.entries(pids)
     .filter(([, pid]) => pid !== null)
     .map(([side, pid]) => {
-      // BENCH_PERF_EVENTS=a,b counts those events (uprobes added with `perf probe`, say) instead of sampling.
-      const events = process.env.BENCH_PERF_EVENTS;
       const file = join(dir, `${slug}-${side}.${events ? "stat" : "data"}`);
-      const args = events ? ["stat", "-x", ",", "-e", events] : ["record", "-e", "cpu-clock", "-F", "997", "-g"];
       const child = spawn("perf", [...args, "-p", String(pid), "-o", file], { stdio: "ignore" });
       const done = new Promise((resolve) => {
         child.on("error", () => resolve(null));

@@ -228,11 +228,10 @@ async function holdOrWrite(db: Db, presence: PresenceRecorder, nodeId: string, n
  * What is still pending for a node, read only: a long-poll heartbeats once, when it starts, and
  * re-reads only this while it waits (a write every half second for 25 s was all D1 load, no news).
  */
-export async function pendingEvents(db: Db, nodeId: string, limit = 100): Promise<Beat> {
-  // The heartbeat's own read: ?1 node id, ?4 page size + 1 (?2 and ?3 are the update's).
+export async function pendingEvents(db: Db, nodeId: string, limit = BEAT_PAGE): Promise<Beat> {
   const { results } = await db.$client
-    .prepare(HEARTBEAT.pending)
-    .bind(nodeId, null, null, limit + 1)
+    .prepare(PENDING)
+    .bind(nodeId, limit + 1)
     .all<PendingRow>();
   return beatOf(results, limit);
 }
@@ -243,9 +242,9 @@ export async function pendingEvents(db: Db, nodeId: string, limit = 100): Promis
  * the node's acknowledgement watermark to the last of them. D1 runs a batch as one transaction, so
  * the read and the move see the same rows, and two racing takes never hand out the same event.
  */
-export async function takePendingEvents(db: Db, nodeId: string, limit = 100): Promise<Beat> {
+export async function takePendingEvents(db: Db, nodeId: string, limit = BEAT_PAGE): Promise<Beat> {
   const [pending] = await db.$client.batch([
-    db.$client.prepare(HEARTBEAT.pending).bind(nodeId, null, null, limit + 1),
+    db.$client.prepare(PENDING).bind(nodeId, limit + 1),
     db.$client.prepare(TAKE).bind(nodeId, limit),
   ]);
   return beatOf(pending!.results as PendingRow[], limit);
@@ -261,22 +260,12 @@ function beatOf(rows: PendingRow[], limit: number): Beat {
 }
 
 /**
- * The heartbeat's two statements as plain SQL text with numbered parameters, built once (drizzle's
- * builder on this path cost a fair share of its CPU, as on the dialog path). Parameters: ?1 node id,
- * ?2 now, ?3 ack_through, ?4 page size + 1, ?5 credential id, ?6 secret hash (the token variant).
+ * A node's pending page, read only (the long-poll's re-reads and the /a2a take): ?1 node id, ?2 page
+ * size + 1. A suspended node reads nothing. Plain SQL text built once, as on the heartbeat.
  */
-function heartbeatSql(guard: string) {
-  // A suspended node's heartbeat records nothing and delivers nothing (the caller answers 403).
-  const update = `UPDATE nodes SET last_heartbeat_at = ?2,
-      acked_through = MAX(acked_through, MIN(?3, (SELECT COALESCE(MAX(id), 0) FROM node_events WHERE node_id = ?1)))
-    WHERE id = ?1 AND suspended_at IS NULL${guard}`;
-  const pending = `SELECT id, type, payload, created_at FROM node_events
-    WHERE node_id = ?1 AND id > (SELECT acked_through FROM nodes WHERE id = ?1 AND suspended_at IS NULL) AND delivered_at IS NULL${guard}
-    ORDER BY id LIMIT ?4`;
-  // D1 wants exactly as many bound values as the statement's highest parameter number.
-  return { update, pending, updateParams: guard ? 6 : 3 };
-}
-const HEARTBEAT = heartbeatSql("");
+const PENDING = `SELECT id, type, payload, created_at FROM node_events
+    WHERE node_id = ?1 AND id > (SELECT acked_through FROM nodes WHERE id = ?1 AND suspended_at IS NULL) AND delivered_at IS NULL
+    ORDER BY id LIMIT ?2`;
 // ?1 node id, ?2 page size. The scalar subqueries read the watermark as the statement starts.
 const PENDING_PAGE = `SELECT id FROM node_events WHERE node_id = ?1 AND delivered_at IS NULL
     AND id > (SELECT acked_through FROM nodes WHERE id = ?1) ORDER BY id LIMIT ?2`;
