@@ -214,9 +214,10 @@ export class InboxOutbox {
   private storedBatch(): { batch: { seq: number; notice: InboxNotice }[]; all: boolean } {
     const rows = this.sql
       .exec<{ seq: number; notice: string }>(
-        `SELECT seq, notice FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`,
+        // Parameters through constant subqueries: a bound value in an ordered query's WHERE has SQLite
+        // compile it anew on every run (docs/architecture.md "Hot-path SQL").
+        `SELECT seq, notice FROM outbox WHERE seq > (SELECT ?1) ORDER BY seq LIMIT ${OUTBOX_BATCH}`,
         this.deliveredThrough,
-        OUTBOX_BATCH,
       )
       .toArray();
     if (rows.length === 0) {
@@ -283,7 +284,8 @@ export class InboxOutbox {
     return this.sql
       .exec<{ seq: number; job_end: string; attempts: number }>(
         `SELECT seq, job_end, attempts FROM owner_calls
-         WHERE next_at <= ? AND seq < (SELECT COALESCE(MIN(seq), 9e15) FROM outbox WHERE seq > ?) ORDER BY seq LIMIT ?`,
+         WHERE next_at <= (SELECT ?1) AND seq < (SELECT COALESCE(MIN(seq), 9e15) FROM outbox WHERE seq > (SELECT ?2))
+         ORDER BY seq LIMIT (SELECT ?3)`,
         Date.now(),
         this.deliveredThrough,
         limit + this.calling.size + this.fresh.size,
@@ -316,7 +318,7 @@ export class InboxOutbox {
   /** Whether storage holds a call that is neither fresh nor being made (waiting for a retry, or behind a notice). */
   private noteStoredCallsLeft(): void {
     this.mayHaveStoredCalls = this.sql
-      .exec<{ seq: number }>(`SELECT seq FROM owner_calls ORDER BY seq LIMIT ?`, this.calling.size + this.fresh.size + 1)
+      .exec<{ seq: number }>(`SELECT seq FROM owner_calls ORDER BY seq LIMIT (SELECT ?1)`, this.calling.size + this.fresh.size + 1)
       .toArray()
       .some((row) => !this.calling.has(row.seq) && !this.fresh.has(row.seq));
   }

@@ -32,20 +32,22 @@ export async function secretsEqual(a: string, b: string): Promise<boolean> {
  * `secretsEqual` against a configured secret (the bootstrap ADMIN_TOKEN), whose digest is computed
  * once per isolate, the presented one's through `presentedDigest`: every authenticated request
  * checks it first, so this saves two hashes on each (issue 26 item 5). Still constant time over two
- * 64-character hex digests.
+ * 64-character hex digests. Both digests are kept as bytes and read without awaiting when known: a
+ * `Promise.all` and an encode per request were 1.5 % of the isolate's time under submit load.
  */
 export async function matchesConfiguredSecret(presented: string, configured: string): Promise<boolean> {
   let digest = configuredDigests.get(configured);
   if (!digest) {
-    digest = sha256Hex(configured).then((hex) => encoder.encode(hex));
+    digest = encoder.encode(await sha256Hex(configured));
     configuredDigests.set(configured, digest);
   }
-  const [a, b] = await Promise.all([presentedDigest(presented), digest]);
-  return crypto.subtle.timingSafeEqual(encoder.encode(a), b);
+  const known = presentedDigests.get(presented);
+  const bytes = known && known.until > Date.now() ? known.bytes : (await rememberDigest(presented)).bytes;
+  return crypto.subtle.timingSafeEqual(bytes, digest);
 }
 
 /** One entry per configured secret value (a rotated secret adds one; an isolate lives with one or two). */
-const configuredDigests = new Map<string, Promise<Uint8Array>>();
+const configuredDigests = new Map<string, Uint8Array>();
 
 /**
  * A presented secret's SHA-256 (hex), remembered for a minute per isolate: a runner or node that
@@ -55,16 +57,27 @@ const configuredDigests = new Map<string, Promise<Uint8Array>>();
  * whole: it says nothing about any other secret.)
  */
 export async function presentedDigest(secret: string): Promise<string> {
-  const now = Date.now();
   const known = presentedDigests.get(secret);
-  if (known && known.until > now) return known.hash;
-  const hash = await sha256Hex(secret);
-  if (presentedDigests.size >= PRESENTED_DIGESTS_MAX) presentedDigests.clear();
-  presentedDigests.set(secret, { hash, until: now + PRESENTED_DIGEST_MS });
-  return hash;
+  if (known && known.until > Date.now()) return known.hash;
+  return (await rememberDigest(secret)).hash;
 }
 
-const presentedDigests = new Map<string, { hash: string; until: number }>();
+async function rememberDigest(secret: string): Promise<PresentedDigest> {
+  const hash = await sha256Hex(secret);
+  const entry = { hash, bytes: encoder.encode(hash), until: Date.now() + PRESENTED_DIGEST_MS };
+  if (presentedDigests.size >= PRESENTED_DIGESTS_MAX) presentedDigests.clear();
+  presentedDigests.set(secret, entry);
+  return entry;
+}
+
+interface PresentedDigest {
+  hash: string;
+  /** `hash` as UTF-8 bytes, for `timingSafeEqual`. */
+  bytes: Uint8Array;
+  until: number;
+}
+
+const presentedDigests = new Map<string, PresentedDigest>();
 const PRESENTED_DIGEST_MS = 60_000;
 const PRESENTED_DIGESTS_MAX = 10_000;
 

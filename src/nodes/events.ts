@@ -261,14 +261,16 @@ function beatOf(rows: PendingRow[], limit: number): Beat {
 
 /**
  * A node's pending page, read only (the long-poll's re-reads and the /a2a take): ?1 node id, ?2 page
- * size + 1. A suspended node reads nothing. Plain SQL text built once, as on the heartbeat.
+ * size + 1. A suspended node reads nothing. Plain SQL text built once, as on the heartbeat. Each
+ * parameter is read through a constant subquery, so SQLite compiles the ordered page once
+ * (docs/architecture.md "Hot-path SQL"); the plan is the same walk of `(node_id, id)`.
  */
 const PENDING = `SELECT id, type, payload, created_at FROM node_events
-    WHERE node_id = ?1 AND id > (SELECT acked_through FROM nodes WHERE id = ?1 AND suspended_at IS NULL) AND delivered_at IS NULL
-    ORDER BY id LIMIT ?2`;
+    WHERE node_id = (SELECT ?1) AND id > (SELECT acked_through FROM nodes WHERE id = ?1 AND suspended_at IS NULL) AND delivered_at IS NULL
+    ORDER BY id LIMIT (SELECT ?2)`;
 // ?1 node id, ?2 page size. The scalar subqueries read the watermark as the statement starts.
-const PENDING_PAGE = `SELECT id FROM node_events WHERE node_id = ?1 AND delivered_at IS NULL
-    AND id > (SELECT acked_through FROM nodes WHERE id = ?1) ORDER BY id LIMIT ?2`;
+const PENDING_PAGE = `SELECT id FROM node_events WHERE node_id = (SELECT ?1) AND delivered_at IS NULL
+    AND id > (SELECT acked_through FROM nodes WHERE id = ?1) ORDER BY id LIMIT (SELECT ?2)`;
 const TAKE = `UPDATE nodes SET acked_through = (SELECT MAX(id) FROM (${PENDING_PAGE}))
     WHERE id = ?1 AND EXISTS (${PENDING_PAGE})`;
 

@@ -94,6 +94,58 @@ describe("RunnerInbox", () => {
     expect((await lease(stub, now, { capacity: 5, runtimes: ["offline", "claude"] })).map((j) => j.job_id.slice(-2))).toEqual(["0a", "0d"]);
   });
 
+  it("takes a batch in one go: each new job once, a held or repeated id ignored, payload and owner stored as sent", async () => {
+    const stub = inbox();
+    const now = Date.now();
+    const known = message();
+    await stub.enqueue({ message: known, maxAttempts: 3, maxQueueMs: DAY, now });
+    // Text that JSON escapes (quotes, a backslash, a newline, non-ASCII, an emoji) must come back byte for byte.
+    const odd = message({
+      payload: { runtime: "offline", prompt: 'say "hi"\\n\nnaïve 日本 🚀', timeout_ms: 60_000 },
+      owner: { kind: "admin", id: 'ops "lead"' },
+      enqueued_at: new Date(now - 5_000).toISOString(),
+    });
+    const later = message({ enqueued_at: new Date(now + 60_000).toISOString() });
+    const fresh = message();
+    const answer = await stub.enqueueMany({ messages: [known, odd, later, odd, fresh], maxAttempts: 4, maxQueueMs: DAY, now });
+    expect(answer).toEqual({ accepted: [odd.job_id, later.job_id, fresh.job_id] });
+
+    const rows = await runInDurableObject(stub, (_i: RunnerInbox, state) =>
+      state.storage.sql
+        .exec<{
+          job_id: string;
+          payload: string;
+          owner: string;
+          status: string;
+          max_attempts: number;
+          enqueued_at: number;
+          queue_deadline: number;
+          updated_at: number;
+        }>(
+          `SELECT job_id, payload, owner, status, max_attempts, enqueued_at, queue_deadline, updated_at FROM jobs WHERE job_id IN (?, ?)`,
+          odd.job_id,
+          later.job_id,
+        )
+        .toArray(),
+    );
+    const byId = new Map(rows.map((r) => [r.job_id, r]));
+    expect(byId.get(odd.job_id)).toEqual({
+      job_id: odd.job_id,
+      payload: JSON.stringify(odd.payload),
+      owner: JSON.stringify(odd.owner),
+      status: "queued",
+      max_attempts: 4,
+      enqueued_at: now - 5_000,
+      queue_deadline: now - 5_000 + DAY,
+      updated_at: now,
+    });
+    // A submission stamped after its arrival queues from its arrival.
+    expect(byId.get(later.job_id)).toMatchObject({ enqueued_at: now, queue_deadline: now + DAY });
+    const leased = await lease(stub, now, { capacity: 10 });
+    expect(leased.map((j) => j.job_id).sort()).toEqual([known.job_id, odd.job_id, later.job_id, fresh.job_id].sort());
+    expect(leased.find((j) => j.job_id === odd.job_id)!.payload).toEqual(odd.payload);
+  });
+
   it("extends a current lease and refuses a stale one", async () => {
     const stub = inbox();
     const now = Date.now();
