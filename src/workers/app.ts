@@ -33,8 +33,10 @@ import { webAssetsRoutes } from "./http/web-assets";
 import { consoleRoutes } from "./http/console";
 import { publicPagesRoutes } from "./http/pages-public";
 import { referenceRoutes } from "./http/reference";
+import { PartitionedRouter } from "./partitioned-router";
 
-export const app = new Hono<AppEnv>();
+// One router per resource, so the hot paths keep Hono's RegExpRouter (src/workers/partitioned-router.ts).
+export const app = new Hono<AppEnv>({ router: new PartitionedRouter() });
 
 // One router per resource path, each mounted once; a sub-resource's router is mounted by its parent's.
 app.use(requestId());
