@@ -515,31 +515,32 @@ export abstract class RunnerInboxBase extends DurableObject<Env> {
       this.deadlines.lower(submittedAt + maxQueueMs);
       const { employeeId, projectId } = jobAttribution(message);
       const held = this.holds.size > 0 && isUnderHold(this.holds, employeeId, projectId);
-      return [
-        message.job_id,
-        message.kind,
-        message.payload.runtime,
-        JSON.stringify(message.payload),
-        JSON.stringify(message.owner),
-        held ? "held" : "queued",
-        submittedAt,
-        held ? null : submittedAt + maxQueueMs,
+      return {
+        jobId: message.job_id,
         employeeId,
-        projectId,
-      ];
+        row: [
+          message.job_id,
+          message.kind,
+          message.payload.runtime,
+          JSON.stringify(message.payload),
+          JSON.stringify(message.owner),
+          held ? "held" : "queued",
+          submittedAt,
+          held ? null : submittedAt + maxQueueMs,
+          employeeId,
+          projectId,
+        ],
+      };
     });
     const inserted = new Set(
       this.sql
-        .exec<{ job_id: string }>(INSERT_QUEUED_SQL, JSON.stringify(rows), maxAttempts, now, maxQueueMs)
+        .exec<{ job_id: string }>(INSERT_QUEUED_SQL, JSON.stringify(rows.map((r) => r.row)), maxAttempts, now, maxQueueMs)
         .toArray()
         .map((r) => r.job_id),
     );
     // A job of a retired employee that was still on its way here ends at once.
-    for (const message of messages) {
-      const { employeeId } = jobAttribution(message);
-      if (employeeId !== null && inserted.has(message.job_id) && this.holds.has(`retired:${employeeId}`))
-        this.endRetiredJobs(now, message.job_id);
-    }
+    for (const { jobId, employeeId } of rows)
+      if (employeeId !== null && inserted.has(jobId) && this.holds.has(`retired:${employeeId}`)) this.endRetiredJobs(now, jobId);
     return inserted;
   }
 
@@ -860,7 +861,6 @@ const READY_SQL: string[] = [];
 /** A job row under a hold in force (the `holds` table), as SQL over `jobs`. */
 const UNDER_HOLD = `EXISTS (SELECT 1 FROM holds WHERE hold_key = 'company' OR hold_key = 'employee:' || jobs.employee_id OR hold_key = 'project:' || jobs.project_id)`;
 
-/** The same test in memory, for a job arriving. */
 /**
  * `insertQueued`'s statement: ?1 a JSON array of rows (`[job_id, kind, runtime, payload, owner,
  * status, enqueued_at, queue_deadline, employee_id, project_id]`), ?2 max attempts, ?3 now, ?4 max
@@ -874,6 +874,7 @@ const INSERT_QUEUED_SQL = `INSERT INTO jobs (job_id, kind, runtime, payload, own
    FROM json_each(?1) WHERE true
    ON CONFLICT(job_id) DO NOTHING RETURNING job_id`;
 
+/** The same test in memory, for a job arriving. */
 function isUnderHold(holds: ReadonlySet<string>, employeeId: string | null, projectId: string | null): boolean {
   return (
     holds.has("company") ||
