@@ -41,8 +41,7 @@ export async function matchesConfiguredSecret(presented: string, configured: str
     digest = encoder.encode(await sha256Hex(configured));
     configuredDigests.set(configured, digest);
   }
-  const known = presentedDigests.get(presented);
-  const bytes = known && known.until > Date.now() ? known.bytes : (await rememberDigest(presented)).bytes;
+  const { bytes } = cachedDigest(presented) ?? (await rememberDigest(presented));
   return crypto.subtle.timingSafeEqual(bytes, digest);
 }
 
@@ -57,9 +56,13 @@ const configuredDigests = new Map<string, Uint8Array>();
  * whole: it says nothing about any other secret.)
  */
 export async function presentedDigest(secret: string): Promise<string> {
+  return (cachedDigest(secret) ?? (await rememberDigest(secret))).hash;
+}
+
+/** The remembered digest of a presented secret, while it is fresh; read without awaiting. */
+function cachedDigest(secret: string): PresentedDigest | undefined {
   const known = presentedDigests.get(secret);
-  if (known && known.until > Date.now()) return known.hash;
-  return (await rememberDigest(secret)).hash;
+  return known && known.until > Date.now() ? known : undefined;
 }
 
 async function rememberDigest(secret: string): Promise<PresentedDigest> {
@@ -83,8 +86,7 @@ const PRESENTED_DIGESTS_MAX = 10_000;
 
 /** Compares a stored hex SHA-256 with the hash of a presented secret, in constant time. */
 export async function matchesHash(secret: string, storedHashHex: string): Promise<boolean> {
-  const presented = await presentedDigest(secret);
-  const a = encoder.encode(presented);
+  const { bytes: a } = cachedDigest(secret) ?? (await rememberDigest(secret));
   const b = encoder.encode(storedHashHex);
   if (a.byteLength !== b.byteLength) return false;
   return crypto.subtle.timingSafeEqual(a, b);

@@ -30,19 +30,21 @@ export class PartitionedRouter<T> implements Router<T> {
   }
 
   match(method: string, path: string): Result<T> {
-    if (this.#routes) this.#build(this.#routes);
-    const key = partKey(path);
-    return ((key !== null && this.#parts.get(key)) || this.#all!).match(method, path);
+    return this.#partFor(path).match(method, path);
   }
 
   /** Which router answers for a path (tests: the hot paths must not fall back to the trie). */
   routerFor(path: string): string {
-    if (this.#routes) this.#build(this.#routes);
-    const key = partKey(path);
-    const router = (key !== null && this.#parts.get(key)) || this.#all!;
+    const router = this.#partFor(path);
     // SmartRouter settles on a router at its first match; an empty match settles it.
     router.match("GET", path);
     return router.name;
+  }
+
+  #partFor(path: string): Router<T> {
+    if (this.#routes) this.#build(this.#routes);
+    const key = partKey(path);
+    return (key !== null && this.#parts.get(key)) || this.#all!;
   }
 
   #build(routes: [string, string, T][]): void {
@@ -80,9 +82,12 @@ function segments(path: string): string[] {
   return path.split("/").slice(1);
 }
 
-/** A segment that matches only itself: no parameter, wildcard or optional mark. */
+/**
+ * A segment that matches only itself: no parameter, wildcard, optional mark, or piece of a
+ * parameter's pattern (a pattern with a `/` in it splits across segments).
+ */
 function isLiteral(segment: string): boolean {
-  return !/[:*?{]/.test(segment);
+  return !/[:*?{}]/.test(segment);
 }
 
 /**
