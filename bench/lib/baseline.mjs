@@ -6,6 +6,7 @@ import { startPerf } from "./perf-record.mjs";
 export const BASELINES = {
   nothing: { method: "GET", path: "/nothing", label: "nothing" },
   d1Read: { method: "GET", path: "/d1-read", label: "one D1 read by primary key" },
+  d1ReadPost: { method: "POST", path: "/d1-read", label: "POST + one D1 read by primary key" },
   d1Insert: { method: "POST", path: "/d1-insert", label: "one D1 insert" },
   doRpc: { method: "POST", path: "/do-rpc", label: "one DO RPC" },
   doRpcD1Insert: { method: "POST", path: "/do-rpc-d1-insert", label: "DO RPC + D1 insert" },

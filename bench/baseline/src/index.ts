@@ -21,6 +21,11 @@ export class Counter extends DurableObject<Env> {
   }
 }
 
+const readItem = (env: Env) =>
+  env.DB.prepare(`SELECT id, body FROM items WHERE id = ?`)
+    .bind(`seed-${1 + Math.floor(Math.random() * 1000)}`)
+    .first();
+
 const insertItem = (env: Env, id: string) =>
   env.DB.prepare(`INSERT INTO items (id, body, created_at) VALUES (?, ?, ?)`).bind(id, `{"n":1}`, new Date().toISOString()).run();
 
@@ -30,9 +35,11 @@ const insertItem = (env: Env, id: string) =>
  */
 const app = new Hono<{ Bindings: Env }>()
   .get("/nothing", (c) => c.json({ ok: true }))
-  .get("/d1-read", async (c) => {
-    const id = `seed-${1 + Math.floor(Math.random() * 1000)}`;
-    return c.json(await c.env.DB.prepare(`SELECT id, body FROM items WHERE id = ?`).bind(id).first());
+  .get("/d1-read", async (c) => c.json(await readItem(c.env)))
+  // The same read behind a POST with a JSON body: the floor of a POST path that reads (a heartbeat).
+  .post("/d1-read", async (c) => {
+    await c.req.json();
+    return c.json(await readItem(c.env));
   })
   .post("/d1-insert", async (c) => {
     await c.req.json();
