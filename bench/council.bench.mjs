@@ -139,8 +139,9 @@ export default {
       ],
     };
     // The floor does the heartbeat's platform work: a POST whose JSON body it reads, and one D1 read
-    // (issue 41, 2026-12-07). Issue 8's GET floor stays beside it for continuity, without a goal: the
-    // request body alone was 0.15-0.28 ms of workerd CPU per request there, a tenth of that floor.
+    // (issue 41, 2026-12-07). Issue 8's GET floor stays beside it for continuity, without a goal: a
+    // request with a body costs workerd 0.1-0.3 ms more than a GET before any code runs, up to a
+    // sixth of that floor (bench/README.md, council, "seventh session").
     const { product: heartbeat, baseline: heartbeatBase } = await ctx.compare("d1ReadPost", heartbeatRequest);
     log("heartbeat against issue 8's GET floor");
     const { product: heartbeatVsGet, baseline: heartbeatGetBase } = await ctx.compare("d1Read", heartbeatRequest);
