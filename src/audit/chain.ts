@@ -1,4 +1,5 @@
 import { canonicalJson } from "../jobs/canonical";
+import { toHex } from "../lib/hex";
 
 /**
  * The audit chain's formats (issue 24), pure. The offline verifier (`audit-verifier/`) implements
@@ -92,7 +93,7 @@ export function stageIdOf(type: string, payload: unknown): string | null {
 }
 
 export function hex(buf: ArrayBuffer): string {
-  return Array.from(new Uint8Array(buf), (b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(new Uint8Array(buf));
 }
 
 export function base64url(bytes: Uint8Array): string {

@@ -34,8 +34,10 @@ interface StoredEvent {
  * AUTOINCREMENT ids only grow), so sealing by id is sealing in commit order.
  */
 export async function sealPage(db: Db, head: Head, sealedAt: string, limit: number): Promise<{ head: Head; sealed: number }> {
+  // The bounds are read through constant subqueries so SQLite compiles this ordered read once, not
+  // on every page (docs/architecture.md, "Hot-path SQL"); the plan is the same rowid range.
   const events = await db.all<StoredEvent>(
-    sql`SELECT id, type, subject, payload, created_at FROM events WHERE id > ${head.eventId} ORDER BY id LIMIT ${limit}`,
+    sql`SELECT id, type, subject, payload, created_at FROM events WHERE id > (SELECT ${head.eventId}) ORDER BY id LIMIT (SELECT ${limit})`,
   );
   if (events.length === 0) return { head, sealed: 0 };
   const parsed = events.map((e) => ({ ...e, payload: parsePayload(e.payload) }));

@@ -1,20 +1,10 @@
+import { toHex } from "./hex";
+
 const encoder = new TextEncoder();
 
 export async function sha256Hex(value: string): Promise<string> {
   return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value))));
 }
-
-/**
- * Lower-case hex of `bytes`, through a lookup table rather than toString/padStart/join per byte:
- * it runs on every token-bearing request and for every new id.
- */
-export function toHex(bytes: Uint8Array): string {
-  let hex = "";
-  for (const byte of bytes) hex += HEX[byte];
-  return hex;
-}
-
-const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
 
 /**
  * Constant-time equality of two secrets. Both sides are hashed first so the comparison always

@@ -1,4 +1,4 @@
-import { toHex } from "./crypto";
+import { toHex } from "./hex";
 
 /** Opaque ids: a readable prefix and random hex (`node_` + 16 hex, `job_` + 16 hex, ...). */
 export function newId(prefix: string, bytes = 8): string {

@@ -2,7 +2,7 @@ import type { Db } from "../db/client";
 import type { Env } from "../env";
 import { attachmentsArchivePayload, isInternalPath } from "../jobs/attachments-job";
 import { findJob } from "../jobs/submit";
-import { toHex } from "../lib/crypto";
+import { toHex } from "../lib/hex";
 import { AppError } from "../lib/errors";
 import { attachmentKey } from "./attachments";
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { checkpointBytes, entryBytes, entryHash, fromBase64url, GENESIS_HASH, stageIdOf } from "../../../src/audit/chain";
 import { isPublicType } from "../../../src/audit/export";
 import { keyId, loadSigner } from "../../../src/audit/keys";
+import { canonicalJson } from "../../../src/jobs/canonical";
 
 const TEST_KEY = {
   crv: "Ed25519",
@@ -19,6 +20,11 @@ const OTHER_KEY = {
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 
 describe("audit chain formats", () => {
+  it("orders members by UTF-16 code units at every depth and drops undefined ones", () => {
+    const value = { b: 1, "😀": 0, é: 2, Z: 3, _: { "10": 1, "9": 2, u: undefined }, a: [{ d: null, c: undefined }, undefined] };
+    expect(canonicalJson(value)).toBe('{"Z":3,"_":{"10":1,"9":2},"a":[{"d":null},null],"b":1,"é":2,"😀":0}');
+  });
+
   it("hashes exactly the canonical JSON of {created_at, id, payload, prev_hash, seq, subject, type}", async () => {
     const entry = {
       seq: 1,
