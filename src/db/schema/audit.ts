@@ -11,7 +11,7 @@ import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 export const auditChain = sqliteTable("audit_chain", {
   seq: integer("seq").primaryKey(),
   eventId: integer("event_id").notNull().unique(),
-  prevHash: text("prev_hash").notNull().unique(),
+  prevHash: text("prev_hash").notNull(),
   hash: text("hash").notNull(),
   /** JSON `{"role_turn":{task_id,seq,hash}}` for an event that closes a role-ledger stage; NULL otherwise. Hashed. */
   ref: text("ref"),

@@ -152,20 +152,39 @@ describe("AuditSealer", () => {
     const head = await loadHead(db());
     const [first] = await db().all<{ prev_hash: string }>(sql`SELECT prev_hash FROM audit_chain WHERE seq = 1`);
     const at = new Date().toISOString();
-    const attempts = [
+    // Each is refused by the rule it breaks (the trigger's own message), not by some other constraint:
+    // a fork in particular is stopped by the next-link trigger alone (prev_hash is not UNIQUE, migration 0027).
+    const attempts: [ReturnType<typeof sql>, RegExp][] = [
       // a fork: the next seq, chained to an old entry
-      sql`INSERT INTO audit_chain (seq, event_id, prev_hash, hash, sealed_at) VALUES (${head.seq + 1}, ${head.eventId + 1000}, ${first!.prev_hash}, 'x', ${at})`,
+      [
+        sql`INSERT INTO audit_chain (seq, event_id, prev_hash, hash, sealed_at) VALUES (${head.seq + 1}, ${head.eventId + 1000}, ${first!.prev_hash}, 'x', ${at})`,
+        /not the next link/,
+      ],
       // a gap
-      sql`INSERT INTO audit_chain (seq, event_id, prev_hash, hash, sealed_at) VALUES (${head.seq + 2}, ${head.eventId + 1000}, ${head.hash}, 'x', ${at})`,
+      [
+        sql`INSERT INTO audit_chain (seq, event_id, prev_hash, hash, sealed_at) VALUES (${head.seq + 2}, ${head.eventId + 1000}, ${head.hash}, 'x', ${at})`,
+        /not the next link/,
+      ],
       // an event committed before the head's
-      sql`INSERT INTO audit_chain (seq, event_id, prev_hash, hash, sealed_at) VALUES (${head.seq + 1}, ${head.eventId - 1}, ${head.hash}, 'x', ${at})`,
-      sql`UPDATE audit_chain SET hash = 'x' WHERE seq = 1`,
-      sql`DELETE FROM audit_chain WHERE seq = ${head.seq}`,
+      [
+        sql`INSERT INTO audit_chain (seq, event_id, prev_hash, hash, sealed_at) VALUES (${head.seq + 1}, ${head.eventId - 1}, ${head.hash}, 'x', ${at})`,
+        /not the next link/,
+      ],
+      [sql`UPDATE audit_chain SET hash = 'x' WHERE seq = 1`, /append-only/],
+      [sql`DELETE FROM audit_chain WHERE seq = ${head.seq}`, /append-only/],
       // a checkpoint of a head the chain does not hold
-      sql`INSERT INTO audit_checkpoints (seq, hash, at, kid, sig) VALUES (${head.seq}, 'x', ${at}, 'k', 's')`,
-      sql`DELETE FROM audit_checkpoints`,
+      [sql`INSERT INTO audit_checkpoints (seq, hash, at, kid, sig) VALUES (${head.seq}, 'x', ${at}, 'k', 's')`, /not a later head/],
+      [sql`DELETE FROM audit_checkpoints`, /append-only/],
     ];
-    for (const attempt of attempts) await expect(db().run(attempt)).rejects.toThrow();
+    // drizzle wraps D1's error ("Failed query: …"); the trigger's message is in its cause.
+    const refusal = (attempt: ReturnType<typeof sql>) =>
+      db()
+        .run(attempt)
+        .then(
+          () => "accepted",
+          (err: Error) => `${err.message} ${String(err.cause)}`,
+        );
+    for (const [attempt, reason] of attempts) expect(await refusal(attempt)).toMatch(reason);
     expect(await loadHead(db())).toEqual(head);
   });
 
