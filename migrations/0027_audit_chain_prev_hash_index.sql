@@ -4,5 +4,6 @@
 -- The index added no guarantee, but its keys are random: each sealing statement (up to 200 entries)
 -- wrote about one index page per entry, where the table and the event_id index (whose keys only grow)
 -- write a few. Sealing a 20,000-event backlog took 73-87 µs of workerd CPU per event with it and
--- 42-47 µs without (bench/README.md, audit), and the chain stores one 64-character key less per event.
+-- 42-47 µs without (bench/README.md, council, "eighth session"), and the chain stores one
+-- 64-character key less per event.
 DROP INDEX `audit_chain_prev_hash_unique`;
