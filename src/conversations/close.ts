@@ -2,7 +2,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { getAgentLock } from "../durable-objects/agent-lock-rpc";
 import { getDb, type Db } from "../db/client";
-import { guarded } from "../db/guard";
+import { errorText, guarded } from "../db/guard";
 import { conversations, predictionLog, userModels, type ConversationRow, type ConversationTurnRow } from "../db/schema";
 import type { Env } from "../env";
 import { AppError } from "../lib/errors";
@@ -126,15 +126,6 @@ function saveModel(db: Db, userId: string, agentId: string, model: UserModel, re
     .update(userModels)
     .set({ ...values, version: sql`${guarded(sql`${userModels.version} = ${readVersion}`, readVersion + 1)}` })
     .where(and(eq(userModels.userId, userId), eq(userModels.agentId, agentId)));
-}
-
-function errorText(err: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = err, i = 0; e && i < 5; i++) {
-    parts.push(e instanceof Error ? e.message : String(e));
-    e = e instanceof Error ? e.cause : undefined;
-  }
-  return parts.join(" | ");
 }
 
 /** How long a close may hold its employee's turn, and wait for it (real time; a close takes tens of ms). */

@@ -22,7 +22,8 @@ export function isUniqueFailure(err: unknown, table: string): boolean {
   return /UNIQUE constraint failed|PRIMARY KEY/.test(text) && text.includes(table);
 }
 
-function errorText(err: unknown): string {
+/** An error's message with those of its causes (drizzle wraps D1's error, which names the constraint, as the cause). */
+export function errorText(err: unknown): string {
   const parts: string[] = [];
   for (let e: unknown = err, i = 0; e && i < 5; i++) {
     parts.push(e instanceof Error ? e.message : String(e));

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { entryHash, GENESIS_HASH, parsePayload, type ChainEntry } from "../../../src/audit/chain";
 import { loadHead, sealPage } from "../../../src/audit/seal";
 import { getDb } from "../../../src/db/client";
+import { errorText } from "../../../src/db/guard";
 import { getAuditSealer } from "../../../src/durable-objects/audit-sealer-rpc";
 import { appendEvent } from "../../../src/lib/events";
 import { appendRoleTurn } from "../../../src/team/ledger";
@@ -176,14 +177,10 @@ describe("AuditSealer", () => {
       [sql`INSERT INTO audit_checkpoints (seq, hash, at, kid, sig) VALUES (${head.seq}, 'x', ${at}, 'k', 's')`, /not a later head/],
       [sql`DELETE FROM audit_checkpoints`, /append-only/],
     ];
-    // drizzle wraps D1's error ("Failed query: …"); the trigger's message is in its cause.
     const refusal = (attempt: ReturnType<typeof sql>) =>
       db()
         .run(attempt)
-        .then(
-          () => "accepted",
-          (err: Error) => `${err.message} ${String(err.cause)}`,
-        );
+        .then(() => "accepted", errorText);
     for (const [attempt, reason] of attempts) expect(await refusal(attempt)).toMatch(reason);
     expect(await loadHead(db())).toEqual(head);
   });
