@@ -7,6 +7,7 @@ import { AppError } from "../lib/errors";
 import { appendEvent, appendEventPrepared } from "../lib/events";
 import { newId } from "../lib/ids";
 import type { DispatchMessage } from "../queues/dispatch-message";
+import { dispatchBatcher, type Defer } from "./dispatch-batcher";
 
 /**
  * What a D1 job row keeps in place of a secret its payload carried (a member token): the row never
@@ -90,8 +91,18 @@ export async function dispatchJob(env: Pick<Env, "DISPATCH">, message: DispatchM
 /**
  * Records the job, then hands it to the `dispatch` queue. If the queue refuses it the record and
  * its event are removed again, so a failed submission leaves nothing behind.
+ *
+ * With `defer` (a request's `waitUntil`) the message goes after the answer, in one `sendBatch` with
+ * the isolate's other submissions (`dispatchBatcher`): the recorded row is then the outbox, and a
+ * message never sent is sent from it by the reconciler, so the job is accepted once recorded.
  */
-export async function submitJob(env: Pick<Env, "DISPATCH">, db: Db, job: NewJob, now: Date): Promise<{ job_id: string }> {
+export async function submitJob(
+  env: Pick<Env, "DISPATCH">,
+  db: Db,
+  job: NewJob,
+  now: Date,
+  options: { defer?: Defer } = {},
+): Promise<{ job_id: string }> {
   const jobId = newId("job");
   const at = now.toISOString();
   // The rows prepareJob's statements write (a test holds them equal), bound to SQL built once.
@@ -113,8 +124,13 @@ export async function submitJob(env: Pick<Env, "DISPATCH">, db: Db, job: NewJob,
       dedupe_key: queuedKey(jobId),
     }),
   ]);
+  const message = { ...job, job_id: jobId, enqueued_at: at } as DispatchMessage;
+  if (options.defer) {
+    dispatchBatcher.dispatch(env, message, options.defer);
+    return { job_id: jobId };
+  }
   try {
-    await dispatchJob(env, { ...job, job_id: jobId, enqueued_at: at } as DispatchMessage);
+    await dispatchJob(env, message);
   } catch (cause) {
     await db.batch([db.delete(jobs).where(eq(jobs.id, jobId)), db.delete(events).where(eq(events.dedupeKey, queuedKey(jobId)))]);
     throw new AppError("unavailable", "The dispatch queue did not accept the job; nothing was recorded", { cause });

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getDb } from "../../../src/db/client";
 import { inboxJob } from "../../factories/inbox-pools";
-import { prepareJob } from "../../../src/jobs/submit";
+import { prepareJob, submitJob } from "../../../src/jobs/submit";
 import { call, createRunner } from "../../factories";
 import { eventually, recordingOwnerCalls } from "../../factories/inbox";
 import { leaseJob, submitDelivered } from "../../factories/runner-protocol";
@@ -51,6 +51,33 @@ describe("reconciling D1 with the inbox (issue 5, item 3)", () => {
     expect(job).toMatchObject({ attempt: 1, payload: { prompt: "lost on the way" } });
     await call(`/v1/runner/jobs/${lost}/complete`, { token: runner.token, body: { lease_id: job.lease_id, result: { text: "ok" } } });
     expect((await call(`/v1/admin/jobs/${lost}`)).body).toMatchObject({ status: "completed", attempt: 1 });
+  });
+
+  it("dispatches a submission whose deferred message the queue refused: accepted once recorded, in the inbox after the grace", async () => {
+    const runner = await createRunner("refused-dispatch");
+    const now = (await call("/v1/admin/clock")).body.now as string;
+    const deferred: Promise<unknown>[] = [];
+    const refusing = { DISPATCH: { sendBatch: () => Promise.reject(new Error("queue unavailable")) } as unknown as Queue };
+    const { job_id } = await submitJob(
+      refusing,
+      getDb(env.DB),
+      {
+        kind: "utility",
+        payload: { runtime: "offline", prompt: "refused on the way", timeout_ms: 60_000 },
+        owner: { kind: "admin", id: "a" },
+      },
+      new Date(now),
+      { defer: (work) => void deferred.push(work) },
+    );
+    await Promise.all(deferred); // the refusal is logged, not thrown at the request that kept the work
+    expect((await call(`/v1/admin/jobs/${job_id}`)).body).toMatchObject({ status: "queued", attempt: 0 });
+    expect(await inboxJob(env, job_id)).toBeNull();
+
+    await call("/v1/admin/clock", { body: { advance_ms: 2 * MINUTE + 1_000 } });
+    expect((await tick()).reconciled.redispatched).toBeGreaterThanOrEqual(1);
+    expect(await inboxJob(env, job_id)).toMatchObject({ status: "queued", attempt: 0 });
+    const job = await leaseJob(runner.token, job_id);
+    expect(job).toMatchObject({ attempt: 1, payload: { prompt: "refused on the way" } });
   });
 
   it("gives up jobs queued past runner.max_queue_ms as dead with no_runner, in the inbox and in D1 alone, and tells their owners", async () => {

@@ -33,6 +33,31 @@ describe("submitJob", () => {
     expect(await db.select().from(events).where(eq(events.type, "job.queued"))).toHaveLength(0);
   });
 
+  it("with defer, answers once the job and its event are recorded and sends the message in the deferred work", async () => {
+    const db = getDb(env.DB);
+    const job = {
+      kind: "utility",
+      payload: { runtime: "offline", prompt: "deferred", timeout_ms: 60_000 },
+      owner: { kind: "admin", id: "a" },
+    } as const;
+    const sent: unknown[] = [];
+    const deferred: Promise<unknown>[] = [];
+    const now = new Date();
+    const { job_id } = await submitJob(
+      { DISPATCH: { sendBatch: async (batch: { body: unknown }[]) => void sent.push(...batch.map((m) => m.body)) } as unknown as Queue },
+      db,
+      job,
+      now,
+      { defer: (work) => void deferred.push(work) },
+    );
+    expect(await db.select().from(jobs).where(eq(jobs.id, job_id))).toEqual([expect.objectContaining({ status: "queued" })]);
+    expect(await db.select().from(events).where(eq(events.subject, job_id))).toEqual([expect.objectContaining({ type: "job.queued" })]);
+    expect(sent).toEqual([]);
+    expect(deferred).toHaveLength(1);
+    await Promise.all(deferred);
+    expect(sent).toEqual([{ ...job, job_id, enqueued_at: now.toISOString() }]);
+  });
+
   it("records the same job row and job.queued event as prepareJob's statements, which features batch with their own", async () => {
     const db = getDb(env.DB);
     const job = {

@@ -19,8 +19,9 @@ export const jobsRoutes = new Hono<AppEnv>()
     "/",
     describe({
       summary: "Submit a diagnostic utility job to the runner fleet",
+      description:
+        "The job is accepted once it is recorded. Its dispatch to the runner inbox follows the answer; a dispatch the queue refused is made from the job's row by the `leases` tick.",
       responses: { 202: jobSubmittedSchema },
-      errors: ["unavailable"],
     }),
     requireAuth({ operator: "admin" }),
     validate("json", diagnosticJob),
@@ -31,6 +32,8 @@ export const jobsRoutes = new Hono<AppEnv>()
         getDb(c.env.DB),
         { kind, payload, owner: { kind: "admin", id: c.var.principal.id } },
         c.var.clock.now(),
+        // Recorded is accepted: the dispatch follows the answer, batched with the isolate's other submissions.
+        { defer: (work) => c.executionCtx.waitUntil(work) },
       );
       return c.json({ job_id }, 202);
     },
