@@ -19,6 +19,12 @@ const GATHER_MS = 20;
  * the sending on: far inside the 30 s a `waitUntil` may run after its answer.
  */
 const SENDER_MAX_MS = 1_000;
+/**
+ * A sender that has not finished a batch for this long is taken for gone (its request's context was
+ * torn down with a call in flight, or the call hangs) and the next message starts another, so one
+ * lost sender cannot leave an isolate's submissions to the reconciler.
+ */
+const SENDER_STALE_MS = 10_000;
 
 export type Defer = (work: Promise<unknown>) => void;
 
@@ -39,12 +45,16 @@ interface Waiting {
  * the `leases` tick's reconciler from the row once `reconcile_grace_ms` has passed
  * (src/jobs/reconcile.ts), so an accepted job is never lost, only late.
  */
-export function createDispatchBatcher(options: { gatherMs?: number; maxSenderMs?: number; now?: () => number } = {}) {
+export function createDispatchBatcher(options: { gatherMs?: number; maxSenderMs?: number; staleMs?: number; now?: () => number } = {}) {
   const gatherMs = options.gatherMs ?? GATHER_MS;
   const maxSenderMs = options.maxSenderMs ?? SENDER_MAX_MS;
+  const staleMs = options.staleMs ?? SENDER_STALE_MS;
   const now = options.now ?? Date.now;
   const waiting: Waiting[] = [];
-  let sending = false;
+  /** The running sender's number (0: none), and when it last started or finished a batch. */
+  let sender = 0;
+  let senders = 0;
+  let progressAt = 0;
 
   /** Takes the oldest waiting messages that fit one batch (at least one, however large) for one queue binding. */
   function take(): { env: Pick<Env, "DISPATCH">; messages: DispatchMessage[] } {
@@ -71,19 +81,21 @@ export function createDispatchBatcher(options: { gatherMs?: number; maxSenderMs?
     }
   }
 
-  async function sendWaiting(): Promise<void> {
+  async function sendWaiting(self: number): Promise<void> {
     if (gatherMs > 0) await new Promise((resolve) => setTimeout(resolve, gatherMs));
     const started = now();
-    for (;;) {
+    // A sender taken for gone and replaced stops at its next step, leaving the rest to its successor.
+    while (sender === self) {
+      progressAt = now();
       if (waiting.length === 0) {
-        sending = false;
+        sender = 0;
         return;
       }
-      if (now() - started >= maxSenderMs) {
+      if (progressAt - started >= maxSenderMs) {
         // Hand the sending on: what waits now goes in this last round, the next message starts a new sender.
         const rounds: ReturnType<typeof take>[] = [];
         while (waiting.length > 0) rounds.push(take());
-        sending = false;
+        sender = 0;
         for (const round of rounds) await send(round);
         return;
       }
@@ -95,9 +107,10 @@ export function createDispatchBatcher(options: { gatherMs?: number; maxSenderMs?
     /** Hands a recorded job's message over; `defer` keeps the sending alive when this call starts it. */
     dispatch(env: Pick<Env, "DISPATCH">, message: DispatchMessage, defer: Defer): void {
       waiting.push({ env, message, chars: JSON.stringify(message).length });
-      if (sending) return;
-      sending = true;
-      defer(sendWaiting());
+      if (sender !== 0 && now() - progressAt < staleMs) return;
+      sender = ++senders;
+      progressAt = now();
+      defer(sendWaiting(sender));
     },
     /** Messages handed over and not yet sent (tests). */
     waiting: () => waiting.length,

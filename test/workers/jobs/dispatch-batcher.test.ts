@@ -129,6 +129,29 @@ describe("the dispatch batcher", () => {
     expect(queue.batches).toEqual([ids(1), ids(2), ids(3)]);
   });
 
+  it("takes a sender whose batch never comes back for gone after staleMs, so later submissions are still sent", async () => {
+    let clock = 0;
+    const queue = fakeQueue();
+    const batcher = createDispatchBatcher({ gatherMs: 0, staleMs: 10_000, now: () => clock });
+    const reqs = requests();
+    queue.hold(); // the first call hangs, as one cut off with its request's context would
+    batcher.dispatch(queue.env, message(1), reqs.defer);
+    clock = 9_999;
+    batcher.dispatch(queue.env, message(2), reqs.defer);
+    expect(reqs.kept).toHaveLength(1); // still within staleMs: the message waits for that sender
+    clock = 10_000;
+    batcher.dispatch(queue.env, message(3), reqs.defer);
+    expect(reqs.kept).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(queue.batches).toEqual([ids(1), ids(2, 3)]);
+    // The hung call returns at last: its sender was replaced, so it stops and sends nothing twice.
+    queue.release();
+    await reqs.settled();
+    batcher.dispatch(queue.env, message(4), reqs.defer);
+    await reqs.settled();
+    expect(queue.batches).toEqual([ids(1), ids(2, 3), ids(4)]);
+  });
+
   it("sends a message to the queue binding it was handed over with", async () => {
     const a = fakeQueue();
     const b = fakeQueue();
