@@ -6,6 +6,10 @@ import { events, jobs } from "../../../src/db/schema";
 import { prepareJob, submitJob } from "../../../src/jobs/submit";
 import { AppError } from "../../../src/lib/errors";
 
+/** A diagnostic job as the admin route submits it. */
+const utilityJob = (prompt: string) =>
+  ({ kind: "utility", payload: { runtime: "offline", prompt, timeout_ms: 60_000 }, owner: { kind: "admin", id: "a" } }) as const;
+
 describe("submitJob", () => {
   it("leaves no job row and no event behind when the dispatch queue refuses the job", async () => {
     const db = getDb(env.DB);
@@ -20,12 +24,7 @@ describe("submitJob", () => {
         },
       } as unknown as Queue,
     };
-    const err = await submitJob(
-      refusing,
-      db,
-      { kind: "utility", payload: { runtime: "offline", prompt: "x", timeout_ms: 60_000 }, owner: { kind: "admin", id: "a" } },
-      new Date(),
-    ).catch((e: unknown) => e);
+    const err = await submitJob(refusing, db, utilityJob("x"), new Date()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe("unavailable");
     expect((await db.select({ n: count() }).from(jobs))[0]!.n).toBe(before.jobs);
@@ -35,11 +34,7 @@ describe("submitJob", () => {
 
   it("with defer, answers once the job and its event are recorded and sends the message in the deferred work", async () => {
     const db = getDb(env.DB);
-    const job = {
-      kind: "utility",
-      payload: { runtime: "offline", prompt: "deferred", timeout_ms: 60_000 },
-      owner: { kind: "admin", id: "a" },
-    } as const;
+    const job = utilityJob("deferred");
     const sent: unknown[] = [];
     const deferred: Promise<unknown>[] = [];
     const now = new Date();
@@ -60,11 +55,7 @@ describe("submitJob", () => {
 
   it("records the same job row and job.queued event as prepareJob's statements, which features batch with their own", async () => {
     const db = getDb(env.DB);
-    const job = {
-      kind: "utility",
-      payload: { runtime: "offline", prompt: "same rows", timeout_ms: 60_000 },
-      owner: { kind: "admin", id: "a" },
-    } as const;
+    const job = utilityJob("same rows");
     const now = new Date();
     const sent: unknown[] = [];
     const { job_id: submitted } = await submitJob(
