@@ -89,8 +89,8 @@ export async function dispatchJob(env: Pick<Env, "DISPATCH">, message: DispatchM
 }
 
 /**
- * Records the job, then hands it to the `dispatch` queue. If the queue refuses it the record and
- * its event are removed again, so a failed submission leaves nothing behind.
+ * Records the job, then hands it to the `dispatch` queue. Without `defer`, if the queue refuses it
+ * the record and its event are removed again, so a failed submission leaves nothing behind.
  *
  * With `defer` (a request's `waitUntil`) the message goes after the answer, in one `sendBatch` with
  * the isolate's other submissions (`dispatchBatcher`): the recorded row is then the outbox, and a
